@@ -1,0 +1,47 @@
+"""sparkstorm: Apache Storm's guaranteed message processing for Python, on Apache Spark."""
+
+from sparkstorm._types import FailReason
+from sparkstorm.config import Config
+from sparkstorm.errors import (
+    ComponentStateError,
+    FailedException,
+    IdleTimeoutError,
+    InvalidTopologyError,
+    ReportedFailedException,
+    SparkStormError,
+)
+from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollector
+from sparkstorm.reliability.spout_collector import SpoutOutputCollector
+from sparkstorm.topology.builder import Topology, TopologyBuilder
+from sparkstorm.topology.components import BasicBolt, Bolt, Spout
+from sparkstorm.topology.context import TopologyContext
+from sparkstorm.topology.declarers import BoltDeclarer, OutputFieldsDeclarer, SpoutDeclarer
+from sparkstorm.topology.fields import Fields
+from sparkstorm.topology.tuple import Tuple
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BasicBolt",
+    "BasicOutputCollector",
+    "Bolt",
+    "BoltDeclarer",
+    "ComponentStateError",
+    "Config",
+    "FailReason",
+    "FailedException",
+    "Fields",
+    "IdleTimeoutError",
+    "InvalidTopologyError",
+    "OutputCollector",
+    "OutputFieldsDeclarer",
+    "ReportedFailedException",
+    "Spout",
+    "SpoutDeclarer",
+    "SpoutOutputCollector",
+    "SparkStormError",
+    "Topology",
+    "TopologyBuilder",
+    "TopologyContext",
+    "Tuple",
+]

@@ -1,0 +1,47 @@
+"""The seam between the driver's superstep loop and an engine that runs bolt tasks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from sparkstorm.reliability.collectors import ReportedError, Row
+from sparkstorm.runtime.metrics import TaskStats
+from sparkstorm.topology.plan import Plan
+
+Captured = list[tuple[str, str, list[Any]]]
+"""(component, stream, values) of every user emit, when the topology is captured."""
+
+
+@dataclass
+class StepResult:
+    """What one superstep hands back to the driver."""
+
+    spout_rows: list[Row]
+    """The acker's outcomes, addressed to spout tasks."""
+    in_flight: int
+    """Rows the engine holds for the next superstep."""
+    stats: list[TaskStats] = field(default_factory=list)
+    errors: list[ReportedError] = field(default_factory=list)
+    captured: Captured = field(default_factory=list)
+
+
+class Engine(Protocol):
+    """Runs the bolt and acker tasks of one topology, one superstep at a time.
+
+    The driver calls ``start`` once, then ``superstep`` repeatedly, then ``stop``. Each
+    ``superstep`` delivers every row the engine holds plus ``rows`` exactly one hop, runs
+    the receiving tasks, keeps what they emit for the next superstep and returns the
+    rows addressed to spout tasks.
+    """
+
+    name: str
+
+    def start(self, plan: Plan, seed: int, capture: bool) -> None:
+        """Create and prepare the tasks."""
+
+    def superstep(self, rows: list[Row], superstep: int, now: float) -> StepResult:
+        """Run one superstep at topology time ``now``."""
+
+    def stop(self) -> list[ReportedError]:
+        """Call ``cleanup`` where task instances live; drop the rows in flight."""

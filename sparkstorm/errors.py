@@ -1,0 +1,59 @@
+"""Exceptions of the public API; Storm's names are kept for the ones Storm has."""
+
+from __future__ import annotations
+
+
+class SparkStormError(Exception):
+    """Base class of every error sparkstorm raises on its own account."""
+
+
+class InvalidTopologyError(SparkStormError):
+    """A topology, a declaration or an emit breaks the topology's contract.
+
+    Raised by :meth:`TopologyBuilder.create_topology` for structural mistakes and by the
+    collectors for emits that do not match what a component declared. The attributes name
+    what is at fault so that tests and the CLI can use them.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        component: str | None = None,
+        stream: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.component = component
+        self.stream = stream
+        self.field = field
+
+
+class ComponentStateError(SparkStormError):
+    """A bolt's or spout's attributes cannot be copied between tasks or supersteps.
+
+    .. versionadded:: 0.1.0
+    """
+
+
+class IdleTimeoutError(SparkStormError, TimeoutError):
+    """``wait_until_idle`` ran out of time while tuples were still in flight.
+
+    .. versionadded:: 0.1.0
+    """
+
+
+class FailedException(SparkStormError):  # noqa: N818 - Storm's name
+    """Raised from :meth:`BasicBolt.execute` to fail the current input tuple.
+
+    .. versionadded:: 0.1.0
+    """
+
+
+class ReportedFailedException(FailedException):  # noqa: N818 - Storm's name
+    """Like :class:`FailedException`, and also reports the error (as ``report_error``).
+
+    .. versionadded:: 0.1.0
+    """

@@ -1,0 +1,255 @@
+"""Bolt collectors: ``OutputCollector`` and ``BasicOutputCollector`` (Storm's BoltOutputCollectorImpl).
+
+The arithmetic is Storm's. ``emit`` draws one edge id per (target task, anchor with
+roots), XORs it into the anchor's ``_ack_val`` and into the child's id for each root;
+``ack`` sends ``edge ^ _ack_val`` per root to acker task ``root mod n``.
+
+One difference, which the acker cannot observe: the acks one task sends for one root
+during one superstep are XOR-combined into a single ``__ack_ack`` row (XOR is
+associative and commutative). A ``fail`` or ``reset_timeout`` of that root first flushes
+the combined ack, so per root the acker sees messages in the order they were sent.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sparkstorm._types import FailReason
+from sparkstorm.errors import InvalidTopologyError
+from sparkstorm.reliability.streams import (
+    ACK_FIELDS,
+    ACKER_ACK_STREAM_ID,
+    ACKER_FAIL_STREAM_ID,
+    ACKER_RESET_TIMEOUT_STREAM_ID,
+    FAIL_FIELDS,
+    RESET_FIELDS,
+)
+from sparkstorm.topology.declarers import DEFAULT_STREAM_ID
+from sparkstorm.topology.fields import Fields
+from sparkstorm.topology.groupings import StreamRoute
+from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.tuple import Tuple
+
+log = logging.getLogger(__name__)
+
+Row = tuple[int, Tuple]
+"""A tuple in flight: (target task id, tuple)."""
+
+
+@dataclass(frozen=True)
+class ReportedError:
+    """An error a task reported or raised, with where and when (Storm UI's "Last error")."""
+
+    component: str
+    task: int
+    time: float
+    message: str
+
+
+class _Emitter:
+    """What both collectors share: routes, output rows, ids, counters, errors."""
+
+    def __init__(self, plan: Plan, task_id: int) -> None:
+        self._component_id = plan.task_component[task_id]
+        self._task_id = task_id
+        self._routes: dict[str, StreamRoute] = (
+            plan.routes(self._component_id) if self._component_id in plan.components else {}
+        )
+        self._acker_tasks = plan.acker_tasks
+        self._n_ackers = len(plan.acker_tasks)
+        self._out: list[Row] = []
+        self._next_id: Callable[[], int] = lambda: 0
+        self._now = 0.0
+        self._counter = task_id
+        self._captured: list[tuple[str, str, list[Any]]] | None = None
+        self.errors: list[ReportedError] = []
+        self.emitted = 0
+        self.transferred = 0
+
+    def _begin(self, out: list[Row], next_id: Callable[[], int], now: float,
+               superstep: int) -> None:
+        """Point the collector at this superstep's output list, ids and clock."""
+        self._out = out
+        self._next_id = next_id
+        self._now = now
+        self._counter = superstep + self._task_id
+
+    def _route(self, stream: str, values: Sequence[Any], direct: bool) -> StreamRoute:
+        route = self._routes.get(stream)
+        if route is None:
+            msg = (f"component {self._component_id!r} emitted to stream {stream!r}, which it "
+                   f"does not declare (declared: {sorted(self._routes)}); declare it in "
+                   f"declare_output_fields")
+            raise InvalidTopologyError(msg, component=self._component_id, stream=stream)
+        if len(values) != route.n_fields:
+            msg = (f"component {self._component_id!r} emitted {len(values)} value(s) "
+                   f"{list(values)!r} on stream {stream!r}, which declares {route.n_fields} "
+                   f"field(s) {route.fields.to_list()}")
+            raise InvalidTopologyError(msg, component=self._component_id, stream=stream)
+        if route.direct != direct:
+            how = "emit_direct" if route.direct else "emit"
+            msg = (f"component {self._component_id!r} used "
+                   f"{'emit_direct' if direct else 'emit'} on stream {stream!r}, which is "
+                   f"{'' if route.direct else 'not '}a direct stream; use {how}")
+            raise InvalidTopologyError(msg, component=self._component_id, stream=stream)
+        return route
+
+    def _direct_target(self, route: StreamRoute, task: int) -> list[int]:
+        if task not in route.direct_tasks:
+            msg = (f"component {self._component_id!r} emitted directly to task {task!r} on "
+                   f"stream {route.stream_id!r}, but that task does not subscribe to it with "
+                   f"direct_grouping (subscribed tasks: {sorted(route.direct_tasks)})")
+            raise InvalidTopologyError(msg, component=self._component_id, stream=route.stream_id)
+        return [task]
+
+    def _emit_system(self, task: int, stream: str, fields: Fields, values: list[Any]) -> None:
+        self._out.append((task, Tuple(values, fields, self._component_id, stream, self._task_id)))
+
+    def report_error(self, error: BaseException) -> None:
+        """Record an error for this task (shown in statistics and logs); processing goes on."""
+        text = "".join(traceback.format_exception_only(type(error), error)).strip()
+        self.errors.append(ReportedError(self._component_id, self._task_id, self._now, text))
+        log.error("error in %s:%s: %s", self._component_id, self._task_id, text,
+                  exc_info=error if error.__traceback__ else None)
+
+
+class OutputCollector(_Emitter):
+    """Emits, acks and fails for one bolt task (Storm's ``OutputCollector``).
+
+    Handed to ``prepare``; use it from ``execute`` on the same task only.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(self, plan: Plan, task_id: int) -> None:
+        super().__init__(plan, task_id)
+        self._acks: dict[int, int] = {}
+        self._explicit = FailReason("explicit", self._component_id, task_id)
+        self.acked = 0
+        self.failed = 0
+
+    def emit(
+        self,
+        values: Sequence[Any],
+        anchors: Tuple | Sequence[Tuple] | None = None,
+        stream: str = DEFAULT_STREAM_ID,
+    ) -> list[int]:
+        """Emit ``values`` on ``stream`` anchored to ``anchors``; return the target tasks.
+
+        Anchoring adds the new tuple to every tree its anchors belong to; with no
+        anchors (or ``topology.acker.executors`` = 0) the tuple is unanchored.
+        """
+        values = values if type(values) is list else list(values)
+        route = self._route(stream, values, direct=False)
+        self._counter += 1
+        targets = route.targets(values, self._counter)
+        self._send(route, targets, values, anchors)
+        return targets
+
+    def emit_direct(
+        self,
+        task: int,
+        values: Sequence[Any],
+        anchors: Tuple | Sequence[Tuple] | None = None,
+        stream: str = DEFAULT_STREAM_ID,
+    ) -> None:
+        """Emit to one ``task``, which must subscribe to the direct ``stream``."""
+        values = values if type(values) is list else list(values)
+        route = self._route(stream, values, direct=True)
+        self._send(route, self._direct_target(route, task), values, anchors)
+
+    def _send(self, route: StreamRoute, targets: list[int], values: list[Any],
+              anchors: Tuple | Sequence[Tuple] | None) -> None:
+        self.emitted += 1
+        self.transferred += len(targets)
+        if self._captured is not None:
+            self._captured.append((self._component_id, route.stream_id, values))
+        out, fields, component, stream, task = (
+            self._out, route.fields, self._component_id, route.stream_id, self._task_id)
+        if anchors is None or not self._n_ackers:
+            for target in targets:
+                out.append((target, Tuple(values, fields, component, stream, task)))
+            return
+        if isinstance(anchors, Tuple):
+            anchors = (anchors,)
+        next_id = self._next_id
+        for target in targets:
+            roots: dict[int, int] = {}
+            for anchor in anchors:
+                anchor_roots = anchor._roots
+                if anchor_roots:
+                    edge = next_id()
+                    anchor._ack_val ^= edge
+                    for root in anchor_roots:
+                        roots[root] = roots.get(root, 0) ^ edge
+            out.append((target, Tuple(values, fields, component, stream, task, roots or None)))
+
+    def ack(self, tup: Tuple) -> None:
+        """Mark ``tup`` processed: its edge leaves its trees, its children's edges join."""
+        self.acked += 1
+        roots = tup._roots
+        if roots:
+            acks, ack_val = self._acks, tup._ack_val
+            for root, edge in roots.items():
+                acks[root] = acks.get(root, 0) ^ edge ^ ack_val
+
+    def fail(self, tup: Tuple) -> None:
+        """Fail every tree ``tup`` belongs to, at once (the spout replays; no timeout wait)."""
+        self._fail(tup, self._explicit)
+
+    def _fail(self, tup: Tuple, reason: FailReason) -> None:
+        self.failed += 1
+        for root in tup._roots or ():
+            self._flush_root(root)
+            self._to_acker(root, ACKER_FAIL_STREAM_ID, FAIL_FIELDS, [root, reason])
+
+    def reset_timeout(self, tup: Tuple) -> None:
+        """Restart the timeout of every tree ``tup`` belongs to (long-running work)."""
+        for root in tup._roots or ():
+            self._flush_root(root)
+            self._to_acker(root, ACKER_RESET_TIMEOUT_STREAM_ID, RESET_FIELDS, [root])
+
+    def _to_acker(self, root: int, stream: str, fields: Fields, values: list[Any]) -> None:
+        self._emit_system(self._acker_tasks[root % self._n_ackers], stream, fields, values)
+
+    def _flush_root(self, root: int) -> None:
+        if root in self._acks:
+            self._to_acker(root, ACKER_ACK_STREAM_ID, ACK_FIELDS, [root, self._acks.pop(root)])
+
+    def _flush_acks(self) -> None:
+        """Send the combined acks of this superstep; called by the task runner at its end."""
+        for root, ack_val in self._acks.items():
+            self._to_acker(root, ACKER_ACK_STREAM_ID, ACK_FIELDS, [root, ack_val])
+        self._acks.clear()
+
+
+class BasicOutputCollector:
+    """The collector a :class:`BasicBolt` gets: every emit is anchored to the current input.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(self, collector: OutputCollector) -> None:
+        self._collector = collector
+        self._input: Tuple | None = None
+
+    def emit(self, values: Sequence[Any], stream: str = DEFAULT_STREAM_ID) -> list[int]:
+        """Emit ``values`` on ``stream``, anchored to the input being executed."""
+        return self._collector.emit(values, self._input, stream)
+
+    def emit_direct(self, task: int, values: Sequence[Any],
+                    stream: str = DEFAULT_STREAM_ID) -> None:
+        """Emit to one ``task`` of a direct ``stream``, anchored to the current input."""
+        self._collector.emit_direct(task, values, self._input, stream)
+
+    def reset_timeout(self, tup: Tuple) -> None:
+        """Restart the timeout of ``tup``'s trees."""
+        self._collector.reset_timeout(tup)
+
+    def report_error(self, error: BaseException) -> None:
+        """Record an error for this task; processing goes on."""
+        self._collector.report_error(error)

@@ -1,0 +1,88 @@
+"""``SpoutOutputCollector``: a spout's emits, and the start of every tuple tree.
+
+A tracked emit (a msg id, ackers > 0) draws a root id and one edge id per target task,
+records the root as pending on the spout task, and sends ``__ack_init [root, XOR of the
+edges, spout task]`` to acker task ``root mod n``. With ackers = 0 the spout's ``ack``
+runs inside ``emit``, as in Storm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from sparkstorm._types import MsgId
+from sparkstorm.reliability.collectors import _Emitter
+from sparkstorm.reliability.streams import ACKER_INIT_STREAM_ID, INIT_FIELDS
+from sparkstorm.topology.declarers import DEFAULT_STREAM_ID
+from sparkstorm.topology.groupings import StreamRoute
+from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.tuple import Tuple
+
+
+class PendingTracker(Protocol):
+    """The spout task's side of an emit: its pending map and untracked acks."""
+
+    def track(self, root: int, msg_id: MsgId, stream: str) -> None:
+        """Record ``root`` as pending for ``msg_id``."""
+
+    def ack_untracked(self, msg_id: MsgId) -> None:
+        """Ack ``msg_id`` at once (ackers = 0)."""
+
+
+class SpoutOutputCollector(_Emitter):
+    """Emits for one spout task (Storm's ``SpoutOutputCollector``).
+
+    Handed to ``open``; use it from ``next_tuple`` (or ``ack``/``fail``) of the same task.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(self, plan: Plan, task_id: int, tracker: PendingTracker) -> None:
+        super().__init__(plan, task_id)
+        self._tracker = tracker
+
+    def emit(self, values: Sequence[Any], msg_id: MsgId | None = None,
+             stream: str = DEFAULT_STREAM_ID) -> list[int]:
+        """Emit ``values`` on ``stream``; with a ``msg_id`` the tuple is tracked.
+
+        Returns the target task ids. ``ack(msg_id)`` or ``fail(msg_id)`` follows later on
+        this task, once the tuple's whole tree is processed, fails or times out.
+        """
+        values = values if type(values) is list else list(values)
+        route = self._route(stream, values, direct=False)
+        self._counter += 1
+        targets = route.targets(values, self._counter)
+        self._send(route, targets, values, msg_id)
+        return targets
+
+    def emit_direct(self, task: int, values: Sequence[Any], msg_id: MsgId | None = None,
+                    stream: str = DEFAULT_STREAM_ID) -> None:
+        """Emit to one ``task``, which must subscribe to the direct ``stream``."""
+        values = values if type(values) is list else list(values)
+        route = self._route(stream, values, direct=True)
+        self._send(route, self._direct_target(route, task), values, msg_id)
+
+    def _send(self, route: StreamRoute, targets: list[int], values: list[Any],
+              msg_id: MsgId | None) -> None:
+        self.emitted += 1
+        self.transferred += len(targets)
+        if self._captured is not None:
+            self._captured.append((self._component_id, route.stream_id, values))
+        out, fields, component, stream, task = (
+            self._out, route.fields, self._component_id, route.stream_id, self._task_id)
+        if msg_id is None or not self._n_ackers:
+            for target in targets:
+                out.append((target, Tuple(values, fields, component, stream, task)))
+            if msg_id is not None:
+                self._tracker.ack_untracked(msg_id)
+            return
+        next_id = self._next_id
+        root, ack_val = next_id(), 0
+        for target in targets:
+            edge = next_id()
+            ack_val ^= edge
+            out.append((target, Tuple(values, fields, component, stream, task, {root: edge})))
+        self._tracker.track(root, msg_id, stream)
+        acker = self._acker_tasks[root % self._n_ackers]
+        self._emit_system(acker, ACKER_INIT_STREAM_ID, INIT_FIELDS, [root, ack_val, task])

@@ -1,0 +1,146 @@
+"""A spout task on the driver: its pending map, timeouts and outcomes (Storm's ``SpoutExecutor``).
+
+``pending`` is a 2-bucket RotatingMap of root id -> (msg id, emit time, stream), rotated
+once per message timeout by the spout's tick: a tree not complete within (T, 2T] of its
+emit (or last reset) is failed to the spout with reason ``timeout``. Outcomes from the
+acker remove the root first, so each msg id gets exactly one ``ack`` or ``fail``; a late
+outcome finds nothing pending and is ignored.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from sparkstorm._types import TIMEOUT, FailReason, MsgId
+from sparkstorm.config import TOPOLOGY_MAX_SPOUT_PENDING
+from sparkstorm.reliability.collectors import Row
+from sparkstorm.reliability.ids import id_source
+from sparkstorm.reliability.rotating_map import RotatingMap
+from sparkstorm.reliability.spout_collector import SpoutOutputCollector
+from sparkstorm.reliability.streams import (
+    ACKER_ACK_STREAM_ID,
+    ACKER_FAIL_STREAM_ID,
+    ACKER_RESET_TIMEOUT_STREAM_ID,
+)
+from sparkstorm.runtime.metrics import TaskStats
+from sparkstorm.runtime.task_runner import copy_component
+from sparkstorm.topology.components import Spout
+from sparkstorm.topology.context import TopologyContext
+from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.tuple import Tuple
+
+PENDING_BUCKETS = 2
+
+
+def _takes_reason(spout: Spout) -> bool:
+    try:
+        params = inspect.signature(spout.fail).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
+
+
+class SpoutTask:
+    """One spout task: the user's spout copy, its collector and its pending map."""
+
+    def __init__(self, plan: Plan, task_id: int, seed: int) -> None:
+        component_id = plan.task_component[task_id]
+        self.task_id, self.seed, self.component_id = task_id, seed, component_id
+        self.conf = plan.component_conf(component_id)
+        self.spout: Spout = copy_component(plan.components[component_id].obj, component_id)
+        self.collector = SpoutOutputCollector(plan, task_id, self)
+        self.context = TopologyContext(plan, task_id, self.conf)
+        self.pending: RotatingMap[int, tuple[MsgId, float, str]] = RotatingMap(
+            PENDING_BUCKETS, self._expired)
+        self.max_pending: int | None = self.conf[TOPOLOGY_MAX_SPOUT_PENDING]
+        self.stats = TaskStats(component_id, task_id)
+        self._fail_takes_reason = _takes_reason(self.spout)
+        self.now = 0.0
+
+    # -- called by the collector -------------------------------------------------------
+    def track(self, root: int, msg_id: MsgId, stream: str) -> None:
+        """Record a tracked emit as pending."""
+        self.pending.put(root, (msg_id, self.now, stream))
+
+    def ack_untracked(self, msg_id: MsgId) -> None:
+        """ackers = 0: ack inside emit, as Storm does."""
+        self._call_ack(msg_id)
+
+    # -- called by the runtime ---------------------------------------------------------
+    def open(self) -> None:
+        """Call the spout's ``open``."""
+        self._guard(self.spout.open, self.conf, self.context, self.collector)
+
+    def next_batch(self, max_calls: int, out: list[Row], superstep: int, now: float) -> int:
+        """Call ``next_tuple`` up to ``max_calls`` times; stop early when it emits nothing.
+
+        Respects ``topology.max.spout.pending``. Returns how many emits the spout made.
+        """
+        self.now = now
+        collector = self.collector
+        collector._begin(out, id_source(self.seed, superstep, self.task_id), now, superstep)
+        start, pending, limit = collector.emitted, self.pending, self.max_pending
+        for _ in range(max_calls):
+            if limit is not None and len(pending) >= limit:
+                break
+            before = collector.emitted
+            if not self._guard(self.spout.next_tuple) or collector.emitted == before:
+                break
+        self.stats.emitted, self.stats.transferred = collector.emitted, collector.transferred
+        return collector.emitted - start
+
+    def on_outcome(self, tup: Tuple, now: float) -> None:
+        """Apply the acker's ack / fail / reset for one root."""
+        self.now = now
+        root = tup.values[0]
+        stream = tup.source_stream
+        if stream == ACKER_RESET_TIMEOUT_STREAM_ID:
+            entry = self.pending.get(root)
+            if entry is not None:
+                self.pending.put(root, entry)
+            return
+        entry = self.pending.remove(root)
+        if entry is None:
+            return  # already timed out: the outcome comes too late and is ignored
+        if stream == ACKER_ACK_STREAM_ID:
+            self.stats.complete_latency_sum += tup.values[1]
+            self._call_ack(entry[0])
+        elif stream == ACKER_FAIL_STREAM_ID:
+            self._call_fail(entry[0], tup.values[1])
+
+    def tick(self) -> None:
+        """The spout's timeout tick: rotate pending; what falls out fails with ``timeout``."""
+        self.pending.rotate()
+
+    def fail_all_pending(self, reason: FailReason) -> None:
+        """Fail every pending msg id with ``reason`` (shutdown: none is left without outcome)."""
+        for root, entry in self.pending.items():
+            self.pending.remove(root)
+            self._call_fail(entry[0], reason)
+
+    def _expired(self, root: int, entry: tuple[MsgId, float, str]) -> None:
+        self._call_fail(entry[0], TIMEOUT)
+
+    def _call_ack(self, msg_id: MsgId) -> None:
+        self.stats.acked += 1
+        self._guard(self.spout.ack, msg_id)
+
+    def _call_fail(self, msg_id: MsgId, reason: FailReason) -> None:
+        self.stats.failed += 1
+        kinds = self.stats.fail_reasons
+        kinds[reason.kind] = kinds.get(reason.kind, 0) + 1
+        if self._fail_takes_reason:
+            self._guard(self.spout.fail, msg_id, reason)
+        else:
+            self._guard(self.spout.fail, msg_id)
+
+    def _guard(self, method: Any, *args: Any) -> bool:
+        """Call a spout method; report an exception with component and task, return False."""
+        try:
+            method(*args)
+        except Exception as exc:
+            self.collector.report_error(exc)
+            return False
+        return True

@@ -1,0 +1,190 @@
+"""The driver's superstep loop for one topology (the control plane).
+
+A step, at topology time ``now``: hand the acker's outcomes to the spout tasks; fire the
+ticks that are due (spout timeouts, acker and bolt tick tuples); call ``next_tuple`` on
+each active spout task; then let the engine deliver every tuple in flight one hop.
+Tuple trees complete over several steps; ack traffic is ordinary rows.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from sparkstorm._types import SHUTDOWN
+from sparkstorm.config import (
+    SPARKSTORM_SEED,
+    SPARKSTORM_SPOUT_BATCH,
+    TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS,
+    TOPOLOGY_MESSAGE_TIMEOUT_SECS,
+    TOPOLOGY_TICK_TUPLE_FREQ_SECS,
+    resolve,
+)
+from sparkstorm.engines.base import Engine
+from sparkstorm.reliability.collectors import ReportedError, Row
+from sparkstorm.runtime.clock import Clock
+from sparkstorm.runtime.metrics import TaskStats, by_component
+from sparkstorm.runtime.spout_task import SpoutTask
+from sparkstorm.topology.builder import Topology
+from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.tuple import tick_tuple
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Ticker:
+    """Something that ticks every ``freq`` seconds of topology time: spouts or bolt tasks."""
+
+    freq: float
+    next_due: float
+    tasks: list[int]  # empty: the spout timeout tick
+
+
+class TopologyRuntime:
+    """Runs one submitted topology: spout tasks, ticks and the engine's supersteps."""
+
+    def __init__(self, name: str, topology: Topology, conf: dict[str, Any] | None,
+                 engine: Engine, clock: Clock, *, active: bool = True,
+                 capture: bool = False) -> None:
+        self.name = name
+        self.conf = resolve(conf)
+        self.plan = Plan(topology, self.conf)
+        self.engine = engine
+        self.clock = clock
+        self._epoch = clock.now()
+        seed = self.conf[SPARKSTORM_SEED]
+        self.spouts = {t: SpoutTask(self.plan, t, seed) for t in self.plan.spout_tasks}
+        self.superstep = 0
+        self.active = False
+        self.killed = False
+        self.errors: list[ReportedError] = []
+        self.captured: dict[tuple[str, str], list[list[Any]]] = {}
+        self.bolt_stats: dict[int, TaskStats] = {}
+        self._outcomes: list[Row] = []
+        self._in_flight = 0
+        self._last_emitted = 0
+        self._batch = self.conf[SPARKSTORM_SPOUT_BATCH]
+        self._tickers = self._tickers_for(self.plan)
+        engine.start(self.plan, seed, capture)
+        self._spout_captured: list[tuple[str, str, list[Any]]] | None = [] if capture else None
+        for spout in self.spouts.values():
+            spout.collector._captured = self._spout_captured
+            spout.open()
+        self._collect_spout_errors()
+        if active:
+            self.activate()
+
+    def _tickers_for(self, plan: Plan) -> list[_Ticker]:
+        tickers = []
+        timeout = self.conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS]
+        if self.conf[TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS] and plan.num_ackers:
+            tickers.append(_Ticker(timeout, timeout, []))
+            tickers.append(_Ticker(timeout, timeout, plan.acker_tasks))
+        for bolt in plan.topology.bolts:
+            freq = plan.component_conf(bolt.component_id)[TOPOLOGY_TICK_TUPLE_FREQ_SECS]
+            if freq:
+                tickers.append(_Ticker(freq, freq, plan.component_tasks(bolt.component_id)))
+        return tickers
+
+    def now(self) -> float:
+        """Topology time: seconds since submit on the cluster's clock."""
+        return self.clock.now() - self._epoch
+
+    def activate(self) -> None:
+        """Start calling ``next_tuple``; calls ``activate`` on each spout on the transition."""
+        if not self.active and not self.killed:
+            self.active = True
+            for spout in self.spouts.values():
+                spout._guard(spout.spout.activate)
+            self._collect_spout_errors()
+
+    def deactivate(self) -> None:
+        """Stop calling ``next_tuple``; calls ``deactivate`` on each spout on the transition."""
+        if self.active:
+            self.active = False
+            for spout in self.spouts.values():
+                spout._guard(spout.spout.deactivate)
+            self._collect_spout_errors()
+
+    def idle(self) -> bool:
+        """No tuple in flight, no outcome undelivered, and the spouts emitted nothing."""
+        return not self._outcomes and not self._in_flight and not self._last_emitted
+
+    def step(self) -> None:
+        """Run one superstep (see the module docstring)."""
+        now = self.now()
+        outcomes, self._outcomes = self._outcomes, []
+        for task, tup in outcomes:
+            self.spouts[task].on_outcome(tup, now)
+        rows = self._fire_ticks(now)
+        emitted = 0
+        if self.active:
+            for spout in self.spouts.values():
+                emitted += spout.next_batch(self._batch, rows, self.superstep, now)
+        self._last_emitted = emitted
+        self._collect_spout_errors()
+        if self._spout_captured:
+            self._capture(self._spout_captured)
+            self._spout_captured.clear()
+        if rows or self._in_flight:
+            result = self.engine.superstep(rows, self.superstep, now)
+            self._outcomes = result.spout_rows
+            self._in_flight = result.in_flight
+            for stats in result.stats:
+                self.bolt_stats[stats.task] = stats
+            self.errors.extend(result.errors)
+            self._capture(result.captured)
+        self.superstep += 1
+
+    def _capture(self, captured: list[tuple[str, str, list[Any]]]) -> None:
+        for component, stream, values in captured:
+            self.captured.setdefault((component, stream), []).append(values)
+
+    def _fire_ticks(self, now: float) -> list[Row]:
+        rows: list[Row] = []
+        for ticker in self._tickers:
+            while now >= ticker.next_due:
+                ticker.next_due += ticker.freq
+                if ticker.tasks:
+                    rows.extend((task, tick_tuple(ticker.freq)) for task in ticker.tasks)
+                else:
+                    for spout in self.spouts.values():
+                        spout.tick()
+        return rows
+
+    def _collect_spout_errors(self) -> None:
+        for spout in self.spouts.values():
+            if spout.collector.errors:
+                self.errors.extend(spout.collector.errors)
+                spout.collector.errors.clear()
+
+    def pending_count(self) -> int:
+        """Tracked msg ids awaiting an outcome, over all spout tasks."""
+        return sum(len(spout.pending) for spout in self.spouts.values())
+
+    def kill(self, max_steps: int = 10_000) -> None:
+        """Deactivate, let in-flight tuples drain, fail what is still pending, close.
+
+        Every pending msg id gets an outcome: trees still incomplete after the drain are
+        failed to their spout with reason ``shutdown`` before ``close`` is called.
+        """
+        if self.killed:
+            return
+        self.deactivate()
+        for _ in range(max_steps):
+            if self.idle():
+                break
+            self.step()
+        for spout in self.spouts.values():
+            spout.fail_all_pending(SHUTDOWN)
+            spout._guard(spout.spout.close)
+        self._collect_spout_errors()
+        self.errors.extend(self.engine.stop())
+        self.killed = True
+
+    def stats(self) -> dict[str, dict[str, Any]]:
+        """Per-component statistics (Storm UI's names), ``__acker`` included."""
+        tasks = [s.stats for s in self.spouts.values()] + list(self.bolt_stats.values())
+        return by_component(tasks)

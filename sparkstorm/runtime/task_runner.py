@@ -1,0 +1,138 @@
+"""The engine-agnostic task runner: run a bolt task over its tuples, collect what it emits.
+
+Both engines call :meth:`BoltTask.run` once per task and superstep, in the process that
+holds the task (the driver's for ``local``, a Spark executor's for ``spark``).
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import time
+from typing import Any
+
+from sparkstorm._types import FailReason
+from sparkstorm.errors import ComponentStateError, FailedException, ReportedFailedException
+from sparkstorm.reliability.acker import Acker
+from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollector, Row
+from sparkstorm.reliability.ids import id_source
+from sparkstorm.runtime.metrics import TaskStats
+from sparkstorm.topology.components import BasicBolt, Bolt, Component
+from sparkstorm.topology.context import TopologyContext
+from sparkstorm.topology.plan import ACKER_COMPONENT_ID, Plan
+from sparkstorm.topology.tuple import Tuple
+
+log = logging.getLogger(__name__)
+
+
+def copy_component(obj: Component, component_id: str) -> Any:
+    """A private copy of a component for one task, made the way Storm does: by pickling.
+
+    Raises
+    ------
+    ComponentStateError
+        If the component cannot be pickled; the message says to open clients in
+        ``open``/``prepare`` instead of ``__init__``.
+    """
+    try:
+        return pickle.loads(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+    except Exception as exc:
+        msg = (f"component {component_id!r} ({type(obj).__name__}) cannot be copied to its "
+               f"tasks: {exc}. Components are pickled once per task, as in Storm; create "
+               f"connections and clients in open()/prepare(), not in __init__")
+        raise ComponentStateError(msg) from exc
+
+
+class BasicBoltExecutor(Bolt):
+    """Runs a :class:`BasicBolt` as a bolt: anchor to the input, ack it after execute."""
+
+    def __init__(self, delegate: BasicBolt) -> None:
+        self.delegate = delegate
+
+    def prepare(self, conf: dict[str, Any], context: TopologyContext,
+                collector: OutputCollector) -> None:
+        """Prepare the delegate and wrap the collector."""
+        self.collector = collector
+        self.basic = BasicOutputCollector(collector)
+        self.delegate.prepare(conf, context)
+
+    def execute(self, tup: Tuple) -> None:
+        """Execute the delegate; ack on return, fail on :class:`FailedException`."""
+        self.basic._input = tup
+        try:
+            self.delegate.execute(tup, self.basic)
+        except FailedException as exc:
+            if isinstance(exc, ReportedFailedException):
+                self.collector.report_error(exc)
+            self.collector.fail(tup)
+        else:
+            self.collector.ack(tup)
+
+    def cleanup(self) -> None:
+        """Clean up the delegate."""
+        self.delegate.cleanup()
+
+
+class BoltTask:
+    """One bolt (or acker) task: its component instance, collector and statistics."""
+
+    def __init__(self, plan: Plan, task_id: int, seed: int) -> None:
+        component_id = plan.task_component[task_id]
+        self.plan, self.task_id, self.seed = plan, task_id, seed
+        self.component_id = component_id
+        self.conf = plan.component_conf(component_id)
+        self.stats = TaskStats(component_id, task_id)
+        self.collector = OutputCollector(plan, task_id)
+        self.context = TopologyContext(plan, task_id, self.conf)
+        self.broken: str | None = None
+        if component_id == ACKER_COMPONENT_ID:
+            self.bolt: Bolt = Acker()
+        else:
+            obj = copy_component(plan.components[component_id].obj, component_id)
+            self.bolt = BasicBoltExecutor(obj) if isinstance(obj, BasicBolt) else obj
+
+    def prepare(self) -> None:
+        """Call the bolt's ``prepare``; an error there is reported and breaks the task."""
+        try:
+            self.bolt.prepare(self.conf, self.context, self.collector)
+        except Exception as exc:
+            self.collector.report_error(exc)
+            self.broken = f"prepare() failed: {type(exc).__name__}: {exc}"
+
+    def run(self, tuples: list[Tuple], superstep: int, now: float, out: list[Row],
+            captured: list[tuple[str, str, list[Any]]] | None = None) -> None:
+        """Execute ``tuples`` in order, appending every emitted row to ``out``.
+
+        An exception from ``execute`` is reported with component and task, and the input's
+        trees fail with reason ``error``; the next tuple is executed as usual.
+        """
+        collector = self.collector
+        collector._begin(out, id_source(self.seed, superstep, self.task_id), now, superstep)
+        collector._captured = captured
+        execute = self.bolt.execute
+        started = time.perf_counter()
+        if self.broken is not None:
+            reason = FailReason("error", self.component_id, self.task_id, self.broken)
+            for tup in tuples:
+                collector._fail(tup, reason)
+        else:
+            for tup in tuples:
+                try:
+                    execute(tup)
+                except Exception as exc:
+                    collector.report_error(exc)
+                    text = f"{type(exc).__name__}: {exc}"
+                    collector._fail(tup, FailReason("error", self.component_id, self.task_id, text))
+        collector._flush_acks()
+        stats = self.stats
+        stats.execute_secs += time.perf_counter() - started
+        stats.executed += len(tuples)
+        stats.emitted, stats.transferred = collector.emitted, collector.transferred
+        stats.acked, stats.failed = collector.acked, collector.failed
+
+    def cleanup(self) -> None:
+        """Call the bolt's ``cleanup``; errors are reported, not raised."""
+        try:
+            self.bolt.cleanup()
+        except Exception as exc:
+            self.collector.report_error(exc)

@@ -1,0 +1,131 @@
+"""The classes users write: ``Spout``, ``Bolt`` and ``BasicBolt`` (Storm's ISpout, IRichBolt, IBasicBolt).
+
+Only the method a component must have is abstract; every other hook is a no-op default.
+Components are copied (pickled) once per task, as Storm serializes them: open clients and
+connections in ``open`` / ``prepare``, not in ``__init__``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from sparkstorm._types import FailReason, MsgId
+    from sparkstorm.reliability.collectors import (
+        BasicOutputCollector,
+        OutputCollector,
+        SpoutOutputCollector,
+    )
+    from sparkstorm.topology.context import TopologyContext
+    from sparkstorm.topology.declarers import OutputFieldsDeclarer
+    from sparkstorm.topology.tuple import Tuple
+
+
+class Component:
+    """What spouts and bolts share: output declaration and component configuration."""
+
+    def declare_output_fields(self, declarer: OutputFieldsDeclarer) -> None:
+        """Declare the streams this component emits and their fields.
+
+        Called once on the driver by ``create_topology``. A component that emits must
+        declare; emitting to an undeclared stream is an error naming the stream.
+        """
+
+    def get_component_configuration(self) -> dict[str, Any] | None:
+        """Configuration for this component's tasks only (overrides the topology's)."""
+        return None
+
+
+class Spout(Component, ABC):
+    """A source of tuples (Storm's ``ISpout``).
+
+    Every method of a spout task runs on the driver, on one thread: ``next_tuple``,
+    ``ack`` and ``fail`` of one task never run concurrently.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def open(
+        self, conf: dict[str, Any], context: TopologyContext, collector: SpoutOutputCollector
+    ) -> None:
+        """Called once per task before anything else; keep ``collector`` to emit."""
+
+    def close(self) -> None:
+        """Called once when the topology is killed or shut down; not guaranteed on a crash."""
+
+    def activate(self) -> None:
+        """Called when the topology becomes active (including at submit, if active)."""
+
+    def deactivate(self) -> None:
+        """Called when the topology is deactivated; ``next_tuple`` is not called until active."""
+
+    @abstractmethod
+    def next_tuple(self) -> None:
+        """Emit zero or more tuples through the collector, then return.
+
+        Called on the driver while the topology is active and fewer than
+        ``topology.max.spout.pending`` tracked tuples are pending for this task; never
+        concurrently with :meth:`ack` or :meth:`fail` of the same task. Must not block:
+        return without emitting when there is nothing to emit.
+        """
+
+    def ack(self, msg_id: MsgId) -> None:
+        """The tuple tree of ``msg_id`` was fully processed; called on the emitting task."""
+
+    def fail(self, msg_id: MsgId, reason: FailReason | None = None) -> None:
+        """The tuple tree of ``msg_id`` failed or timed out; replay it if it matters.
+
+        ``reason`` says why (see :class:`~sparkstorm.FailReason`). A spout may define
+        ``fail(self, msg_id)`` with one argument, as in Storm; it is then called that way.
+        """
+
+
+class Bolt(Component, ABC):
+    """A processing step (Storm's ``IRichBolt``): ack or fail every input yourself.
+
+    Runs in the engine's workers (Spark executors on the ``spark`` engine). Attributes
+    persist across supersteps; name connections and clients in ``transient`` so they are
+    never snapshotted, and re-create them in ``prepare``.
+
+    .. versionadded:: 0.1.0
+    """
+
+    transient: ClassVar[tuple[str, ...]] = ()
+
+    def prepare(
+        self, conf: dict[str, Any], context: TopologyContext, collector: OutputCollector
+    ) -> None:
+        """Called once per task instance before its first ``execute``; keep ``collector``."""
+
+    @abstractmethod
+    def execute(self, tup: Tuple) -> None:
+        """Process one input tuple; emit anchored to it, then ``ack`` or ``fail`` it.
+
+        Called once per tuple, in order per sender. Raising reports the error (with
+        component and task) and fails the input's tree; the topology keeps running.
+        """
+
+    def cleanup(self) -> None:
+        """Called when the topology is killed, where the task's instance still lives."""
+
+
+class BasicBolt(Component, ABC):
+    """A bolt whose emits are anchored to its input and whose input is acked for it.
+
+    Returning from ``execute`` acks the input; raising :class:`FailedException` fails it.
+
+    .. versionadded:: 0.1.0
+    """
+
+    transient: ClassVar[tuple[str, ...]] = ()
+
+    def prepare(self, conf: dict[str, Any], context: TopologyContext) -> None:
+        """Called once per task instance before its first ``execute``."""
+
+    @abstractmethod
+    def execute(self, tup: Tuple, collector: BasicOutputCollector) -> None:
+        """Process one input tuple; emits through ``collector`` are anchored to it."""
+
+    def cleanup(self) -> None:
+        """Called when the topology is killed, where the task's instance still lives."""

@@ -1,0 +1,60 @@
+"""``TopologyContext``: what a task knows about itself and the topology (Storm's class)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sparkstorm.topology.builder import Topology
+    from sparkstorm.topology.fields import Fields
+
+
+class TopologyContext:
+    """Handed to ``open`` / ``prepare``: the task's id and component, and the topology's layout.
+
+    Read-only; created by the engine in the process that runs the task.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(self, topology: Topology, task_id: int, conf: dict[str, Any]) -> None:
+        self._topology = topology
+        self._task_id = task_id
+        self._conf = conf
+
+    def get_this_task_id(self) -> int:
+        """This task's id (unique in the topology)."""
+        return self._task_id
+
+    def get_this_component_id(self) -> str:
+        """The component this task belongs to."""
+        return self._topology.task_component[self._task_id]
+
+    def get_component_tasks(self, component_id: str) -> list[int]:
+        """The task ids of ``component_id``, ascending."""
+        return list(self._topology.component_tasks(component_id))
+
+    def get_this_task_index(self) -> int:
+        """Index of this task among its component's tasks (0-based)."""
+        tasks = self._topology.component_tasks(self.get_this_component_id())
+        return tasks.index(self._task_id)
+
+    def get_component_ids(self) -> list[str]:
+        """Every user component id (spouts, then bolts), in declaration order."""
+        return list(self._topology.components)
+
+    def get_component_output_fields(self, component_id: str, stream_id: str) -> Fields:
+        """The fields that ``component_id`` declared for ``stream_id``."""
+        return self._topology.components[component_id].streams[stream_id].fields
+
+    def get_this_output_fields(self, stream_id: str = "default") -> Fields:
+        """The fields this component declared for ``stream_id``."""
+        return self.get_component_output_fields(self.get_this_component_id(), stream_id)
+
+    @property
+    def conf(self) -> dict[str, Any]:
+        """The task's resolved configuration (topology, then component overrides)."""
+        return self._conf
+
+    this_task_id = property(get_this_task_id)
+    this_component_id = property(get_this_component_id)

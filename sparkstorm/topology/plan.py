@@ -1,0 +1,67 @@
+"""The task layout of a submitted topology: task ids, the acker's tasks, stream routes.
+
+Task ids follow Storm: components sorted by id (``__acker`` included) get consecutive
+ids from 1. A ``Plan`` is built on the driver at submit and shipped to the workers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sparkstorm.config import TOPOLOGY_ACKER_EXECUTORS, TOPOLOGY_TICK_TUPLE_FREQ_SECS
+from sparkstorm.topology.builder import ComponentSpec, Topology
+from sparkstorm.topology.groupings import StreamRoute
+
+ACKER_COMPONENT_ID = "__acker"
+
+
+class Plan:
+    """Task ids, task configuration and stream routes of one submitted topology."""
+
+    def __init__(self, topology: Topology, conf: dict[str, Any]) -> None:
+        self.topology = topology
+        self.conf = conf
+        self.components: dict[str, ComponentSpec] = topology.components
+        self.num_ackers: int = conf[TOPOLOGY_ACKER_EXECUTORS]
+        counts = {cid: spec.num_tasks for cid, spec in topology.components.items()}
+        if self.num_ackers:
+            counts[ACKER_COMPONENT_ID] = self.num_ackers
+        self._tasks: dict[str, list[int]] = {}
+        self.task_component: dict[int, str] = {}
+        next_id = 1
+        for cid in sorted(counts):
+            self._tasks[cid] = list(range(next_id, next_id + counts[cid]))
+            for task in self._tasks[cid]:
+                self.task_component[task] = cid
+            next_id += counts[cid]
+        self.num_tasks = next_id - 1
+        self.acker_tasks: list[int] = self._tasks.get(ACKER_COMPONENT_ID, [])
+        self.spout_tasks: list[int] = [t for s in topology.spouts for t in self._tasks[s.component_id]]
+        self.bolt_tasks: list[int] = [t for b in topology.bolts for t in self._tasks[b.component_id]]
+
+    def component_tasks(self, component_id: str) -> list[int]:
+        """The task ids of ``component_id``, ascending."""
+        return self._tasks[component_id]
+
+    def is_spout_task(self, task_id: int) -> bool:
+        """Whether ``task_id`` is a spout's (its rows go back to the driver)."""
+        cid = self.task_component[task_id]
+        return cid != ACKER_COMPONENT_ID and self.components[cid].is_spout
+
+    def component_conf(self, component_id: str) -> dict[str, Any]:
+        """The topology's configuration overlaid with the component's own."""
+        if component_id == ACKER_COMPONENT_ID:
+            return {**self.conf, TOPOLOGY_TICK_TUPLE_FREQ_SECS: None}
+        return {**self.conf, **self.components[component_id].conf}
+
+    def routes(self, component_id: str) -> dict[str, StreamRoute]:
+        """Fresh routes for every stream ``component_id`` declares (one set per task)."""
+        spec = self.components[component_id]
+        routes = {sid: StreamRoute(component_id, sid, info) for sid, info in spec.streams.items()}
+        for bolt in self.topology.bolts:
+            for source, grouping in bolt.inputs:
+                if source.component_id == component_id:
+                    routes[source.stream_id].add_subscriber(
+                        grouping.kind, self._tasks[bolt.component_id], grouping.fields
+                    )
+        return routes

@@ -1,0 +1,92 @@
+"""``Tuple``: one message on a stream, as a bolt receives it (Storm's ``TupleImpl``).
+
+Besides its values a tuple carries what the reliability core needs: the root ids of the
+trees it belongs to, each with its edge id (Storm's ``MessageId``), and ``_ack_val``, the
+XOR of the edge ids of everything emitted anchored to it. Users never touch either.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sparkstorm.topology.fields import Fields
+
+SYSTEM_COMPONENT_ID = "__system"
+SYSTEM_TASK_ID = -1
+TICK_STREAM_ID = "__tick"
+
+
+class Tuple:
+    """A tuple received by a bolt: values, their field names, and where it came from.
+
+    Created by the engine, in the process that runs the receiving task. A bolt may keep
+    a tuple (to ack it later, possibly in a later superstep); it survives state snapshots.
+
+    Examples
+    --------
+    ``tup[0]``, ``tup["word"]`` and ``tup.get("word")`` read a value;
+    ``tup.values`` is the whole list.
+
+    .. versionadded:: 0.1.0
+    """
+
+    __slots__ = ("_ack_val", "_roots", "fields", "source_component", "source_stream",
+                 "source_task", "values")
+
+    def __init__(
+        self,
+        values: list[Any],
+        fields: Fields,
+        source_component: str,
+        source_stream: str,
+        source_task: int,
+        roots: dict[int, int] | None = None,
+    ) -> None:
+        self.values = values
+        self.fields = fields
+        self.source_component = source_component
+        self.source_stream = source_stream
+        self.source_task = source_task
+        self._roots = roots
+        self._ack_val = 0
+
+    def __getitem__(self, key: int | str) -> Any:
+        if isinstance(key, str):
+            return self.values[self.fields.index(key)]
+        return self.values[key]
+
+    def get(self, field: str) -> Any:
+        """The value of ``field``; ``KeyError`` naming the declared fields if absent."""
+        return self.values[self.fields.index(field)]
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def is_tick(self) -> bool:
+        """Whether this is a tick tuple (source ``__system``, stream ``__tick``)."""
+        return self.source_stream == TICK_STREAM_ID and self.source_component == SYSTEM_COMPONENT_ID
+
+    @property
+    def message_id(self) -> dict[int, int]:
+        """Root id -> edge id for every tree this tuple belongs to (empty if unanchored)."""
+        return dict(self._roots or {})
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        return (self.values, self.fields, self.source_component, self.source_stream,
+                self.source_task, self._roots, self._ack_val)
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        (self.values, self.fields, self.source_component, self.source_stream,
+         self.source_task, self._roots, self._ack_val) = state
+
+    def __repr__(self) -> str:
+        return (f"Tuple(source={self.source_component}:{self.source_task}, "
+                f"stream={self.source_stream!r}, values={self.values!r})")
+
+
+def tick_tuple(freq_secs: float) -> Tuple:
+    """A tick tuple as Storm sends it: from ``__system`` on ``__tick``, unanchored."""
+    return Tuple([freq_secs], TICK_FIELDS, SYSTEM_COMPONENT_ID, TICK_STREAM_ID, SYSTEM_TASK_ID)
+
+
+TICK_FIELDS = Fields("rate_secs")

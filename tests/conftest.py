@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+# Spark's Python workers import test bolts by module name: let them find the repo.
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[object]:
+    from sparkstorm.engines.spark import create_session
+
+    session = create_session("local[2]")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(params=["local"])
+def engine(request: pytest.FixtureRequest) -> str:
+    if request.param == "spark":
+        request.getfixturevalue("spark")  # the JVM starts only when a spark test runs
+    return request.param
+
+
+@pytest.fixture
+def cluster_factory(request: pytest.FixtureRequest):
+    """LocalCluster on the test's engine, sharing the session's SparkSession."""
+    from sparkstorm.testing import LocalCluster
+
+    def make(engine: str, simulated_time: bool = True) -> LocalCluster:
+        spark = request.getfixturevalue("spark") if engine == "spark" else None
+        cluster = LocalCluster(engine=engine, simulated_time=simulated_time, spark=spark)
+        request.addfinalizer(cluster.shutdown)
+        return cluster
+
+    return make
