@@ -7,11 +7,10 @@ produces the same root and edge ids; no process-global RNG is ever used.
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Callable
 from functools import partial
-
-_MASK = (1 << 64) - 1
 
 
 def id_source(seed: int, superstep: int, task_id: int) -> Callable[[], int]:
@@ -26,5 +25,8 @@ def id_source(seed: int, superstep: int, task_id: int) -> Callable[[], int]:
     >>> [a(), a()] == [b(), b()]
     True
     """
-    key = ((seed & _MASK) << 96) | ((superstep & 0xFFFFFFFFFFFF) << 32) | (task_id & 0xFFFFFFFF)
-    return partial(random.Random(key).getrandbits, 64)
+    # Mersenne Twister's seeding maps some structured keys to one state (for example
+    # the words [2] and [2, 1]), so the key is mixed through BLAKE2b first.
+    key = b"%d:%d:%d" % (seed, superstep, task_id)
+    mixed = int.from_bytes(hashlib.blake2b(key, digest_size=32).digest(), "little")
+    return partial(random.Random(mixed).getrandbits, 64)

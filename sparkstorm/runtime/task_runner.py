@@ -11,6 +11,8 @@ import pickle
 import time
 from typing import Any
 
+import cloudpickle
+
 from sparkstorm._types import FailReason
 from sparkstorm.errors import ComponentStateError, FailedException, ReportedFailedException
 from sparkstorm.reliability.acker import Acker
@@ -28,6 +30,9 @@ log = logging.getLogger(__name__)
 def copy_component(obj: Component, component_id: str) -> Any:
     """A private copy of a component for one task, made the way Storm does: by pickling.
 
+    cloudpickle is used so that classes defined in ``__main__`` or inside a function
+    (usual in scripts and tests) can be copied and shipped to Spark executors.
+
     Raises
     ------
     ComponentStateError
@@ -35,7 +40,7 @@ def copy_component(obj: Component, component_id: str) -> Any:
         ``open``/``prepare`` instead of ``__init__``.
     """
     try:
-        return pickle.loads(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+        return pickle.loads(cloudpickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
     except Exception as exc:
         msg = (f"component {component_id!r} ({type(obj).__name__}) cannot be copied to its "
                f"tasks: {exc}. Components are pickled once per task, as in Storm; create "

@@ -28,3 +28,28 @@ class ResetThenAckOnTick(Bolt):
                 self.collector.reset_timeout(held)
         if self.ticks >= self.ack_after:
             self.held = []
+
+
+class BadEmitter(Bolt):
+    """Emits wrongly, as its input asks: wrong arity, undeclared stream, bad direct target."""
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+
+    def execute(self, tup):
+        kind = tup[0]
+        if kind == "arity":
+            self.collector.emit(["a", "b"], tup)
+        elif kind == "stream":
+            self.collector.emit(["a"], tup, stream="nope")
+        elif kind == "direct":
+            self.collector.emit_direct(999, ["a"], tup, stream="direct")
+        elif kind == "direct-on-regular":
+            self.collector.emit_direct(1, ["a"], tup)
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer):
+        from sparkstorm import Fields
+
+        declarer.declare(Fields("word"))
+        declarer.declare(Fields("word"), stream="direct", direct=True)

@@ -1,0 +1,152 @@
+"""Every message ordering the acker must handle (STORM_SPEC.md 11-13, 22)."""
+
+import pytest
+
+from sparkstorm import Config, Fields, TopologyBuilder
+from sparkstorm._types import FailReason
+from sparkstorm.config import resolve
+from sparkstorm.reliability.streams import (
+    ACK_FIELDS,
+    ACKER_ACK_STREAM_ID,
+    ACKER_FAIL_STREAM_ID,
+    ACKER_INIT_STREAM_ID,
+    ACKER_RESET_TIMEOUT_STREAM_ID,
+    FAIL_FIELDS,
+    INIT_FIELDS,
+    RESET_FIELDS,
+)
+from sparkstorm.runtime.task_runner import BoltTask
+from sparkstorm.testing import FeederSpout
+from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.tuple import Tuple, tick_tuple
+from tests.scenarios.bolts import Ack
+
+SPOUT_TASK = 7
+REASON = FailReason("explicit", "b", 2)
+
+
+class AckerHarness:
+    def __init__(self):
+        builder = TopologyBuilder()
+        builder.set_spout("s", FeederSpout(Fields("x")))
+        builder.set_bolt("b", Ack()).shuffle_grouping("s")
+        plan = Plan(builder.create_topology(), resolve(Config()))
+        self.task = BoltTask(plan, plan.acker_tasks[0], seed=0)
+        self.task.prepare()
+        self.now = 0.0
+        self.step = 0
+
+    def send(self, stream, *values):
+        fields = {ACKER_INIT_STREAM_ID: INIT_FIELDS, ACKER_ACK_STREAM_ID: ACK_FIELDS,
+                  ACKER_FAIL_STREAM_ID: FAIL_FIELDS,
+                  ACKER_RESET_TIMEOUT_STREAM_ID: RESET_FIELDS}[stream]
+        out = []
+        self.step += 1
+        self.task.run([Tuple(list(values), fields, "b", stream, 2)], self.step, self.now, out)
+        return [(task, tup.source_stream, tup.values) for task, tup in out]
+
+    def tick(self):
+        out = []
+        self.task.run([tick_tuple(30)], self.step, self.now, out)
+        assert out == []
+
+    def init(self, root, val):
+        return self.send(ACKER_INIT_STREAM_ID, root, val, SPOUT_TASK)
+
+    def ack(self, root, val):
+        return self.send(ACKER_ACK_STREAM_ID, root, val)
+
+    def fail(self, root):
+        return self.send(ACKER_FAIL_STREAM_ID, root, REASON)
+
+    def reset(self, root):
+        return self.send(ACKER_RESET_TIMEOUT_STREAM_ID, root)
+
+    @property
+    def pending(self):
+        return self.task.bolt.pending
+
+
+@pytest.fixture
+def acker():
+    return AckerHarness()
+
+
+def test_init_then_acks_complete_with_latency(acker):
+    assert acker.init(10, 0b1010) == []
+    acker.now = 2.5
+    assert acker.ack(10, 0b1000) == []
+    assert acker.ack(10, 0b0010) == [(SPOUT_TASK, ACKER_ACK_STREAM_ID, [10, 2.5])]
+    assert acker.pending.size() == 0
+
+
+def test_init_with_zero_value_completes_at_once(acker):
+    assert acker.init(10, 0) == [(SPOUT_TASK, ACKER_ACK_STREAM_ID, [10, 0.0])]
+
+
+def test_ack_before_init_is_kept(acker):
+    assert acker.ack(10, 0b0110) == []
+    assert acker.init(10, 0b0110) == [(SPOUT_TASK, ACKER_ACK_STREAM_ID, [10, 0.0])]
+
+
+def test_fail_before_init_is_kept_and_decided_at_init(acker):
+    assert acker.fail(10) == []
+    assert acker.init(10, 0b1) == [(SPOUT_TASK, ACKER_FAIL_STREAM_ID, [10, REASON])]
+    assert acker.pending.size() == 0
+
+
+def test_fail_after_init(acker):
+    acker.init(10, 0b11)
+    assert acker.fail(10) == [(SPOUT_TASK, ACKER_FAIL_STREAM_ID, [10, REASON])]
+
+
+def test_completion_wins_over_failure(acker):
+    acker.fail(10)
+    assert acker.init(10, 0) == [(SPOUT_TASK, ACKER_ACK_STREAM_ID, [10, 0.0])]
+
+
+def test_messages_after_completion_make_an_orphan_that_expires_silently(acker):
+    acker.init(10, 0b1)
+    assert acker.ack(10, 0b1)[0][1] == ACKER_ACK_STREAM_ID
+    assert acker.ack(10, 0b100) == []  # orphan: no spout task, no decision
+    assert acker.fail(10) == []
+    assert acker.pending.size() == 1
+    for _ in range(3):
+        acker.tick()
+    assert acker.pending.size() == 0
+
+
+def test_double_ack_never_completes_the_tree(acker):
+    acker.init(10, 0b101)
+    assert acker.ack(10, 0b101) != []  # completes...
+    acker.init(11, 0b11)
+    acker.ack(11, 0b1)
+    acker.ack(11, 0b1)  # ...but acking the same edge twice cancels out
+    assert acker.pending.get(11)[0] == 0b11
+    for _ in range(3):
+        acker.tick()
+    assert acker.pending.size() == 0  # expired: the spout times it out
+
+
+def test_reset_is_forwarded_to_the_spout_and_refreshes_expiry(acker):
+    acker.init(10, 0b1)
+    acker.tick()
+    acker.tick()
+    assert acker.reset(10) == [(SPOUT_TASK, ACKER_RESET_TIMEOUT_STREAM_ID, [10, None])]
+    acker.tick()
+    acker.tick()
+    assert acker.pending.get(10) is not None  # 2 ticks after the reset: still there
+
+
+def test_reset_before_init_sends_nothing(acker):
+    assert acker.reset(10) == []
+
+
+def test_entries_expire_after_three_ticks_without_activity(acker):
+    acker.init(10, 0b1)
+    acker.tick()
+    acker.tick()
+    assert acker.pending.get(10) is not None
+    acker.tick()
+    assert acker.pending.get(10) is None
+    assert acker.ack(10, 0b1) == []  # a late ack finds nothing: orphan, no outcome
