@@ -143,10 +143,24 @@ class OutputCollector(_Emitter):
         Anchoring adds the new tuple to every tree its anchors belong to; with no
         anchors (or ``topology.acker.executors`` = 0) the tuple is unanchored.
         """
-        values = values if type(values) is list else list(values)
-        route = self._route(stream, values, direct=False)
+        if type(values) is not list:
+            values = list(values)
+        route = self._routes.get(stream)
+        if route is None or route.n_fields != len(values) or route.direct:
+            route = self._route(stream, values, direct=False)  # raises, naming the mistake
         self._counter += 1
         targets = route.targets(values, self._counter)
+        if (type(anchors) is Tuple and len(targets) == 1 and anchors._roots is not None
+                and len(anchors._roots) == 1 and self._n_ackers and self._captured is None):
+            # the hot path (one anchor in one tree, one target), kept free of calls
+            self.emitted += 1
+            self.transferred += 1
+            edge = self._next_id()
+            anchors._ack_val ^= edge
+            for root in anchors._roots:
+                self._out.append((targets[0], Tuple(values, route.fields, self._component_id,
+                                                    stream, self._task_id, {root: edge})))
+            return targets
         self._send(route, targets, values, anchors)
         return targets
 
@@ -168,14 +182,29 @@ class OutputCollector(_Emitter):
         self.transferred += len(targets)
         if self._captured is not None:
             self._captured.append((self._component_id, route.stream_id, values))
+        if not targets:
+            return
         out, fields, component, stream, task = (
             self._out, route.fields, self._component_id, route.stream_id, self._task_id)
+        if type(anchors) is Tuple:
+            roots = anchors._roots
+            if roots is None or not self._n_ackers:
+                anchors = None
+            elif len(roots) == 1:  # the common case: one anchor in one tree
+                (root,) = roots
+                next_id = self._next_id
+                for target in targets:
+                    edge = next_id()
+                    anchors._ack_val ^= edge
+                    out.append((target, Tuple(values, fields, component, stream, task,
+                                              {root: edge})))
+                return
+            else:
+                anchors = (anchors,)
         if anchors is None or not self._n_ackers:
             for target in targets:
                 out.append((target, Tuple(values, fields, component, stream, task)))
             return
-        if isinstance(anchors, Tuple):
-            anchors = (anchors,)
         next_id = self._next_id
         for target in targets:
             roots: dict[int, int] = {}

@@ -49,8 +49,11 @@ class SpoutOutputCollector(_Emitter):
         Returns the target task ids. ``ack(msg_id)`` or ``fail(msg_id)`` follows later on
         this task, once the tuple's whole tree is processed, fails or times out.
         """
-        values = values if type(values) is list else list(values)
-        route = self._route(stream, values, direct=False)
+        if type(values) is not list:
+            values = list(values)
+        route = self._routes.get(stream)
+        if route is None or route.n_fields != len(values) or route.direct:
+            route = self._route(stream, values, direct=False)  # raises, naming the mistake
         self._counter += 1
         targets = route.targets(values, self._counter)
         self._send(route, targets, values, msg_id)

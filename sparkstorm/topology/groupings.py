@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import pickle
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sparkstorm.topology.declarers import (
     ALL,
     DIRECT,
-    FIELDS,
     GLOBAL,
     LOCAL_OR_SHUFFLE,
     NONE,
@@ -34,24 +33,54 @@ def stable_hash(values: Sequence[Any], indexes: Sequence[int]) -> int:
     """
     crc = 0
     for i in indexes:
-        value = values[i]
-        if isinstance(value, str):
-            data = value.encode("utf-8", "surrogatepass")
-        elif isinstance(value, bytes):
-            data = value
-        elif isinstance(value, int):
-            data = str(int(value)).encode()
-        else:
-            data = pickle.dumps(value, protocol=4)
-        crc = zlib.crc32(data, crc)
+        crc = zlib.crc32(_key_bytes(values[i]), crc)
     return crc
+
+
+def _key_bytes(value: Any) -> bytes:
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    if isinstance(value, bytes):
+        return value
+    if isinstance(value, int):
+        return str(int(value)).encode()
+    return pickle.dumps(value, protocol=4)
+
+
+Chooser = Callable[[Sequence[Any], int], list[int]]
+
+
+def _chooser(kind: str, tasks: list[int], indexes: list[int]) -> Chooser:
+    """The target function of one subscriber, specialised for the common cases."""
+    n = len(tasks)
+    if kind == SHUFFLE:
+        return lambda values, counter: [tasks[counter % n]]
+    if kind == ALL:
+        return lambda values, counter: list(tasks)
+    if kind == GLOBAL:
+        return lambda values, counter: [tasks[0]]
+    if len(indexes) == 1:
+        (i,) = indexes
+        crc32 = zlib.crc32
+
+        def one_key(values: Sequence[Any], counter: int) -> list[int]:
+            value = values[i]
+            data = value.encode() if type(value) is str else _key_bytes(value)
+            return [tasks[crc32(data) % n]]
+
+        return one_key
+    return lambda values, counter: [tasks[stable_hash(values, indexes) % n]]
+
+
+def _no_targets(values: Sequence[Any], counter: int) -> list[int]:
+    return []
 
 
 class StreamRoute:
     """Where one stream of one component goes: each subscriber's grouping and tasks."""
 
-    __slots__ = ("_groups", "component_id", "direct", "direct_tasks", "fields", "n_fields",
-                 "stream_id")
+    __slots__ = ("_choosers", "component_id", "direct", "direct_tasks", "fields", "n_fields",
+                 "stream_id", "targets")
 
     def __init__(self, component_id: str, stream_id: str, info: StreamInfo) -> None:
         self.component_id = component_id
@@ -60,7 +89,9 @@ class StreamRoute:
         self.n_fields = len(info.fields)
         self.direct = info.direct
         self.direct_tasks: set[int] = set()
-        self._groups: list[tuple[str, list[int], list[int]]] = []
+        self._choosers: list[Chooser] = []
+        self.targets: Chooser = _no_targets
+        """Target tasks for ``values``, in subscriber order; ``counter`` drives shuffle."""
 
     def add_subscriber(self, kind: str, tasks: list[int], key: Fields | None) -> None:
         """Register a subscribing bolt's tasks under ``kind`` grouping."""
@@ -70,18 +101,10 @@ class StreamRoute:
         if kind in (NONE, LOCAL_OR_SHUFFLE):
             kind = SHUFFLE
         indexes = [self.fields.index(name) for name in key] if key is not None else []
-        self._groups.append((kind, sorted(tasks), indexes))
-
-    def targets(self, values: Sequence[Any], counter: int) -> list[int]:
-        """Target tasks for ``values``, in subscriber order; ``counter`` drives shuffle."""
-        out: list[int] = []
-        for kind, tasks, indexes in self._groups:
-            if kind == SHUFFLE:
-                out.append(tasks[counter % len(tasks)])
-            elif kind == FIELDS:
-                out.append(tasks[stable_hash(values, indexes) % len(tasks)])
-            elif kind == ALL:
-                out.extend(tasks)
-            elif kind == GLOBAL:
-                out.append(tasks[0])
-        return out
+        self._choosers.append(_chooser(kind, sorted(tasks), indexes))
+        choosers = list(self._choosers)
+        if len(choosers) == 1:
+            self.targets = choosers[0]
+        else:
+            self.targets = lambda values, counter: [
+                task for choose in choosers for task in choose(values, counter)]
