@@ -23,7 +23,7 @@ def spark() -> Iterator[object]:
     session.stop()
 
 
-@pytest.fixture(params=["local"])
+@pytest.fixture(params=["local", "spark"])
 def engine(request: pytest.FixtureRequest) -> str:
     if request.param == "spark":
         request.getfixturevalue("spark")  # the JVM starts only when a spark test runs

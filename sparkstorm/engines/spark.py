@@ -1,0 +1,300 @@
+"""The ``spark`` engine: every superstep is one Spark job; bolts run in the executors.
+
+Per superstep the driver unions the rows in flight, the task state rows and its new
+tick/spout rows, ``repartitionById`` puts each task's rows in its own partition, and
+``mapInArrow`` runs the bolt and acker tasks there. The output is local-checkpointed
+(lazily: it is materialized by the same job that collects the driver's rows), which
+cuts the lineage every superstep. Only the acker's outcomes and per-partition metrics
+reach the driver; tuples in flight and state stay in the executors.
+
+A task's instance stays resident in the Python worker that last ran it; where another
+worker gets the partition, a fresh copy is prepared and the state snapshot laid over
+it. If a superstep's job fails (an executor was lost), its rows in flight and the state
+rows are dropped, as tuples die with a Storm worker: their trees time out and the
+spouts replay them.
+
+This is the only module that imports pyspark.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import re
+import shutil
+import subprocess
+import sys
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from functools import partial, reduce
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
+
+import cloudpickle
+import pyarrow as pa
+
+from sparkstorm.engines.base import Captured, StepResult
+from sparkstorm.engines.rows import (
+    ARROW_SCHEMA,
+    DRIVER_ORD,
+    KIND_CLEANUP,
+    KIND_META,
+    KIND_OUTCOMES,
+    KIND_STATE,
+    KIND_TUPLES,
+    SPARK_SCHEMA,
+    RowCodec,
+    append_row,
+    new_columns,
+    to_batch,
+)
+from sparkstorm.errors import ComponentStateError, SparkStormError
+from sparkstorm.reliability.collectors import ReportedError, Row
+from sparkstorm.runtime.metrics import TaskStats
+from sparkstorm.runtime.task_runner import BoltTask
+from sparkstorm.runtime.task_state import restore, snapshot
+from sparkstorm.topology.plan import Plan
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from pyspark.sql import DataFrame, SparkSession
+
+log = logging.getLogger(__name__)
+
+MIN_JAVA = 17
+MAX_CONSECUTIVE_LOST = 3
+
+
+# -- session -----------------------------------------------------------------------------
+def check_java() -> None:
+    """Raise a clear error unless Java 17 or newer is available to start Spark."""
+    home = os.environ.get("JAVA_HOME")
+    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    hint = ("install OpenJDK 17 or newer (Debian/Ubuntu: apt-get install "
+            "openjdk-17-jre-headless) or set JAVA_HOME to one")
+    if not java or not os.path.exists(java):
+        msg = f"the spark engine needs Java {MIN_JAVA}+, and no java was found; {hint}"
+        raise SparkStormError(msg)
+    out = subprocess.run([java, "-version"], capture_output=True, text=True, check=False)
+    found = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
+    major = int(found.group(1)) if found else 0
+    if major == 1 and found and found.group(2):
+        major = int(found.group(2))  # "1.8.0" is Java 8
+    if major < MIN_JAVA:
+        msg = f"the spark engine needs Java {MIN_JAVA}+, but {java} is Java {major or '?'}; {hint}"
+        raise SparkStormError(msg)
+
+
+def create_session(master: str = "local[*]", conf: dict[str, str] | None = None) -> SparkSession:
+    """A SparkSession for sparkstorm: the given master, no UI, reused Python workers.
+
+    Workers run this interpreter unless ``PYSPARK_PYTHON`` says otherwise.
+    """
+    check_java()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    builder = (SparkSession.builder.master(master).appName("sparkstorm")
+               .config("spark.ui.enabled", "false")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.python.worker.reuse", "true"))
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+# -- executor side -----------------------------------------------------------------------
+_PLANS: OrderedDict[str, tuple[Plan, RowCodec, int]] = OrderedDict()
+"""Unpickled plans by run id, per Python worker process (the last few runs)."""
+_RESIDENT: dict[tuple[str, int], tuple[int, BoltTask]] = {}
+"""(run id, task) -> (superstep of its last snapshot, live task), per worker process."""
+
+
+@dataclass
+class _Inbox:
+    envelopes: list[tuple[int, bytes]] = field(default_factory=list)
+    state: tuple[int, bytes] | None = None
+    cleanup: bool = False
+
+
+def _worker_plan(run_id: str, plan_bytes: Any) -> tuple[Plan, RowCodec, int]:
+    if run_id not in _PLANS:
+        plan, seed = pickle.loads(plan_bytes.value)
+        _PLANS[run_id] = (plan, RowCodec(plan), seed)
+        while len(_PLANS) > 4:
+            _PLANS.popitem(last=False)
+    return _PLANS[run_id]
+
+
+def _task_for(run_id: str, plan: Plan, seed: int, task_id: int,
+              state: tuple[int, bytes] | None) -> BoltTask:
+    # Popped, not read: an attempt that dies half-way must not leave a half-updated
+    # instance for a retry in this process; the retry restores from the snapshot.
+    resident = _RESIDENT.pop((run_id, task_id), None)
+    if state is not None and resident is not None and resident[0] == state[0]:
+        return resident[1]
+    task = BoltTask(plan, task_id, seed)
+    task.prepare()
+    if state is not None:
+        restore(task, state[1])
+    return task
+
+
+def run_partition(batches: Iterator[pa.RecordBatch], *, run_id: str, plan_bytes: Any,
+                  superstep: int, now: float, capture: bool) -> Iterator[pa.RecordBatch]:
+    """Run every task whose rows are in this partition; yield what they emit.
+
+    Called by Spark in a Python worker, once per partition per superstep.
+    """
+    plan, codec, seed = _worker_plan(run_id, plan_bytes)
+    inboxes: dict[int, _Inbox] = {}
+    for batch in batches:
+        cols = batch.to_pydict()
+        for task, ord_, kind, payload in zip(cols["task"], cols["ord"], cols["kind"],
+                                             cols["payload"], strict=True):
+            inbox = inboxes.setdefault(task, _Inbox())
+            if kind == KIND_TUPLES:
+                inbox.envelopes.append((ord_, payload))
+            elif kind == KIND_STATE:
+                inbox.state = (ord_, payload)
+            elif kind == KIND_CLEANUP:
+                inbox.cleanup = True
+    if not inboxes:
+        return
+    out_cols = new_columns()
+    stats: list[TaskStats] = []
+    errors: list[ReportedError] = []
+    captured: Captured | None = [] if capture else None
+    in_flight = 0
+    ackers = set(plan.acker_tasks)
+    for task_id in sorted(inboxes):
+        inbox = inboxes[task_id]
+        part = codec.part_of[task_id]
+        if not inbox.envelopes and not inbox.cleanup:
+            if inbox.state is not None:  # idle this superstep: pass the snapshot through
+                append_row(out_cols, task_id, part, inbox.state[0], KIND_STATE, 0, inbox.state[1])
+            continue
+        task = _task_for(run_id, plan, seed, task_id, inbox.state)
+        tuples = [tup for _, payload in sorted(inbox.envelopes, key=itemgetter(0))
+                  for tup in codec.tuples(payload)]
+        out: list[Row] = []
+        task.run(tuples, superstep, now, out, captured)
+        if task_id in ackers:
+            codec.envelopes(out, task_id, KIND_OUTCOMES, out_cols)
+        else:
+            in_flight += codec.envelopes(out, task_id, KIND_TUPLES, out_cols)
+        if inbox.cleanup:
+            task.cleanup()
+        else:
+            append_row(out_cols, task_id, part, superstep, KIND_STATE, 0, snapshot(task))
+            _RESIDENT[(run_id, task_id)] = (superstep, task)
+        errors.extend(task.collector.errors)
+        task.collector.errors.clear()
+        stats.append(task.stats)
+    meta = pickle.dumps((stats, errors, captured or [], in_flight, os.getpid()), protocol=5)
+    append_row(out_cols, -1, 0, 0, KIND_META, 0, meta)
+    yield to_batch(out_cols)
+
+
+# -- driver side -------------------------------------------------------------------------
+class SparkEngine:
+    """Runs bolt and acker tasks in Spark executors, one Spark job per superstep."""
+
+    name = "spark"
+
+    def __init__(self, spark: SparkSession | None = None, master: str | None = None) -> None:
+        self._given = spark
+        self._master = master
+        self.worker_pids: set[int] = set()
+        self._in_flight: DataFrame | None = None
+        self._state: DataFrame | None = None
+        self._lost_in_a_row = 0
+
+    def start(self, plan: Plan, seed: int, capture: bool) -> None:
+        """Create or take the session and ship the plan to the executors."""
+        self.spark = self._given or create_session(self._master or "local[*]")
+        self.plan = plan
+        self.codec = RowCodec(plan)
+        self.capture = capture
+        self.run_id = uuid.uuid4().hex
+        payload = cloudpickle.dumps((plan, seed), protocol=5)
+        self._plan_bytes = self.spark.sparkContext.broadcast(payload)
+
+    def superstep(self, rows: list[Row], superstep: int, now: float) -> StepResult:
+        """One Spark job: deliver everything one hop, collect only what the driver needs."""
+        columns = new_columns()
+        self.codec.envelopes(rows, DRIVER_ORD, KIND_TUPLES, columns)
+        return self._run(columns, superstep, now)
+
+    def _run(self, columns: dict[str, list[Any]], superstep: int, now: float) -> StepResult:
+        from pyspark.sql import DataFrame
+        from pyspark.sql.functions import col
+
+        frames = [f for f in (self._in_flight, self._state) if f is not None]
+        if columns["task"]:
+            table = pa.Table.from_pydict(columns, schema=ARROW_SCHEMA)
+            frames.append(self.spark.createDataFrame(table))
+        if not frames:
+            return StepResult([], 0)
+        fn = partial(run_partition, run_id=self.run_id, plan_bytes=self._plan_bytes,
+                     superstep=superstep, now=now, capture=self.capture)
+        out = (reduce(DataFrame.union, frames)
+               .repartitionById(self.codec.num_parts, "part")
+               .mapInArrow(fn, SPARK_SCHEMA)
+               .localCheckpoint(eager=False))
+        try:
+            collected = out.filter(col("kind") >= KIND_OUTCOMES).toArrow()
+        except Exception as exc:  # the job failed: a lost executor, or a state error
+            return self._lost(exc, superstep, now)
+        self._lost_in_a_row = 0
+        self._in_flight = out.filter(col("kind") == KIND_TUPLES)
+        self._state = out.filter(col("kind") == KIND_STATE)
+        return self._decode(collected)
+
+    def _decode(self, collected: pa.Table) -> StepResult:
+        result = StepResult([], 0)
+        cols = collected.to_pydict()
+        for task, kind, payload in zip(cols["task"], cols["kind"], cols["payload"], strict=True):
+            if kind == KIND_OUTCOMES:  # the envelope's task is the spout task of the roots
+                result.spout_rows.extend((task, tup) for tup in self.codec.tuples(payload))
+            elif kind == KIND_META:
+                stats, errors, captured, in_flight, pid = pickle.loads(payload)
+                result.stats.extend(stats)
+                result.errors.extend(errors)
+                result.captured.extend(captured)
+                result.in_flight += in_flight
+                self.worker_pids.add(pid)
+        return result
+
+    def _lost(self, exc: Exception, superstep: int, now: float) -> StepResult:
+        text = str(exc)
+        found = re.search(r"ComponentStateError: (.*)", text)
+        if found:
+            raise ComponentStateError(found.group(1).strip()) from None
+        self._lost_in_a_row += 1
+        first_line = next((line for line in text.splitlines() if line.strip()), repr(exc))
+        if self._lost_in_a_row > MAX_CONSECUTIVE_LOST:
+            msg = (f"{self._lost_in_a_row} supersteps in a row failed on Spark; giving up. "
+                   f"Last error: {text[-2000:]}")
+            raise SparkStormError(msg) from exc
+        log.warning("superstep %d failed on Spark (%s); its tuples in flight and bolt state "
+                    "are dropped, their trees will time out and be replayed", superstep,
+                    first_line[:300])
+        self._in_flight = self._state = None
+        error = ReportedError("__system", -1, now, f"superstep {superstep} lost: {first_line[:500]}")
+        return StepResult([], 0, errors=[error])
+
+    def stop(self) -> list[ReportedError]:
+        """Call ``cleanup`` on every task where its state lives; drop the rows in flight."""
+        if self._state is None:
+            return []
+        self._in_flight = None
+        columns = new_columns()
+        for task, part in self.codec.part_of.items():
+            append_row(columns, task, part, 0, KIND_CLEANUP, 0, b"")
+        result = self._run(columns, -1, 0.0)
+        self._state = None
+        return result.errors

@@ -1,0 +1,81 @@
+"""Bolt state across supersteps: snapshot a task's attributes, restore them elsewhere.
+
+A snapshot holds the component's attributes except those named in ``transient`` and
+the engine-owned objects (collector, context, conf), plus the task's statistics. To
+restore, a fresh copy of the component is prepared (so ``prepare`` re-creates clients
+and re-binds the collector) and the snapshot is laid over it.
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import cloudpickle
+
+from sparkstorm.errors import ComponentStateError
+from sparkstorm.reliability.collectors import BasicOutputCollector
+from sparkstorm.runtime.metrics import TaskStats
+from sparkstorm.runtime.task_runner import BasicBoltExecutor, BoltTask
+
+
+def _user_object(task: BoltTask) -> Any:
+    bolt = task.bolt
+    return bolt.delegate if isinstance(bolt, BasicBoltExecutor) else bolt
+
+
+def _is_engine_owned(value: Any, task: BoltTask) -> bool:
+    return (value is task.collector or value is task.context or value is task.conf
+            or isinstance(value, BasicOutputCollector))
+
+
+def snapshot(task: BoltTask) -> bytes:
+    """Serialize the task's persistent attributes and statistics.
+
+    Raises
+    ------
+    ComponentStateError
+        Naming the bolt, the task and the attribute that cannot be pickled.
+    """
+    obj = _user_object(task)
+    transient = set(getattr(obj, "transient", ()))
+    state = {name: value for name, value in vars(obj).items()
+             if name not in transient and not _is_engine_owned(value, task)}
+    payload = (state, task.stats)
+    try:
+        return pickle.dumps(payload, protocol=5)
+    except Exception:
+        pass
+    try:
+        return cloudpickle.dumps(payload, protocol=5)
+    except Exception as exc:
+        name = _culprit(state)
+        msg = (f"bolt {task.component_id!r} (task {task.task_id}): attribute {name!r} "
+               f"({type(state.get(name)).__name__}) cannot be pickled for the bolt's state "
+               f"snapshot ({exc}); add it to `transient` (transient = ({name!r},)) and "
+               f"create it in prepare()")
+        raise ComponentStateError(msg) from exc
+
+
+def _culprit(state: dict[str, Any]) -> str:
+    for name, value in state.items():
+        try:
+            cloudpickle.dumps(value)
+        except Exception:
+            return name
+    return "?"
+
+
+def restore(task: BoltTask, data: bytes) -> None:
+    """Lay a snapshot over a freshly prepared task."""
+    state, stats = pickle.loads(data)
+    vars(_user_object(task)).update(state)
+    restore_stats(task, stats)
+
+
+def restore_stats(task: BoltTask, stats: TaskStats) -> None:
+    """Continue the task's cumulative counters from ``stats``."""
+    task.stats = stats
+    collector = task.collector
+    collector.emitted, collector.transferred = stats.emitted, stats.transferred
+    collector.acked, collector.failed = stats.acked, stats.failed
