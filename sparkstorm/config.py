@@ -18,6 +18,7 @@ TOPOLOGY_DEBUG = "topology.debug"
 SPARKSTORM_SEED = "sparkstorm.seed"
 SPARKSTORM_SPOUT_BATCH = "sparkstorm.superstep.spout.batch"
 SPARKSTORM_IDLE_TIMEOUT_SECS = "sparkstorm.idle.timeout.secs"
+SPARKSTORM_SPARK_RESIDENT = "sparkstorm.spark.resident"
 
 DEFAULTS: dict[str, Any] = {
     TOPOLOGY_ACKER_EXECUTORS: 1,
@@ -29,6 +30,7 @@ DEFAULTS: dict[str, Any] = {
     SPARKSTORM_SEED: 0,
     SPARKSTORM_SPOUT_BATCH: 1000,
     SPARKSTORM_IDLE_TIMEOUT_SECS: 120,
+    SPARKSTORM_SPARK_RESIDENT: True,
 }
 """Every key sparkstorm reads, with the value used when a topology does not set it."""
 
@@ -59,6 +61,7 @@ class Config(dict[str, Any]):
     SPARKSTORM_SEED = SPARKSTORM_SEED
     SPARKSTORM_SPOUT_BATCH = SPARKSTORM_SPOUT_BATCH
     SPARKSTORM_IDLE_TIMEOUT_SECS = SPARKSTORM_IDLE_TIMEOUT_SECS
+    SPARKSTORM_SPARK_RESIDENT = SPARKSTORM_SPARK_RESIDENT
 
     def set_num_ackers(self, n: int) -> None:
         """Set ``topology.acker.executors``; 0 turns tracking off (at-most-once)."""

@@ -19,8 +19,18 @@ def spark() -> Iterator[object]:
     from sparkstorm.engines.spark import create_session
 
     session = create_session("local[2]")
+    warm_up(session)
     yield session
     session.stop()
+
+
+def warm_up(session) -> None:
+    """Run one Python job first: Spark's first Python job is slow and sets globals."""
+
+    def identity(batches):
+        yield from batches
+
+    session.range(4).mapInArrow(identity, "id long").collect()
 
 
 @pytest.fixture(params=["local", "spark"])

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import cloudpickle
 import pyarrow as pa
 
+from sparkstorm.config import SPARKSTORM_SPARK_RESIDENT
 from sparkstorm.engines.base import Captured, StepResult
 from sparkstorm.engines.rows import (
     ARROW_SCHEMA,
@@ -134,7 +135,8 @@ def _task_for(run_id: str, plan: Plan, seed: int, task_id: int,
     # Popped, not read: an attempt that dies half-way must not leave a half-updated
     # instance for a retry in this process; the retry restores from the snapshot.
     resident = _RESIDENT.pop((run_id, task_id), None)
-    if state is not None and resident is not None and resident[0] == state[0]:
+    reuse = plan.conf[SPARKSTORM_SPARK_RESIDENT]
+    if reuse and state is not None and resident is not None and resident[0] == state[0]:
         return resident[1]
     task = BoltTask(plan, task_id, seed)
     task.prepare()

@@ -1,0 +1,76 @@
+"""Bolts for the Spark engine's own tests, importable by the executors."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+from sparkstorm import Bolt, Fields
+
+
+class PidBolt(Bolt):
+    """Emits the process id that runs execute."""
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+
+    def execute(self, tup):
+        self.collector.emit([os.getpid()], tup)
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("pid"))
+
+
+class CountAndHold(Bolt):
+    """Counts words in a dict and holds every input; on "flush" acks everything held
+    and emits the counts."""
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+        self.counts = {}
+        self.held = []
+
+    def execute(self, tup):
+        word = tup[0]
+        if word == "flush":
+            for held in self.held:
+                self.collector.ack(held)
+            self.collector.emit([dict(sorted(self.counts.items())), len(self.held)], tup)
+            self.collector.ack(tup)
+            self.held = []
+            return
+        self.counts[word] = self.counts.get(word, 0) + 1
+        self.held.append(tup)
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("counts", "held"))
+
+
+class ClientBolt(Bolt):
+    """Opens a socket (not picklable) in prepare(); names it in transient or not."""
+
+    transient = ("client",)
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+        self.client = socket.socket()
+        self.seen = getattr(self, "seen", 0)
+
+    def execute(self, tup):
+        self.seen += 1
+        assert self.client.fileno() >= 0
+        self.collector.emit([self.seen], tup)
+        self.collector.ack(tup)
+
+    def cleanup(self):
+        self.client.close()
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("seen"))
+
+
+class LeakyClientBolt(ClientBolt):
+    """The same bolt, forgetting to name its client in transient."""
+
+    transient = ()
