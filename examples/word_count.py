@@ -110,5 +110,21 @@ def build(sentences: list[str], parallelism: int = 2, ackers: int = 1):
 
 
 def topology():
-    """What ``sparkstorm run examples/word_count.py`` runs: 20,000 of Storm's sentences."""
-    return build([SENTENCES[i % len(SENTENCES)] for i in range(20_000)])
+    """What ``sparkstorm run examples/word_count.py`` runs: 20,000 of Storm's sentences.
+
+    The count bolt's emits are captured (sent back to the driver) for :func:`report`.
+    """
+    topology, conf = build([SENTENCES[i % len(SENTENCES)] for i in range(20_000)])
+    conf[Config.SPARKSTORM_CAPTURE] = ["count"]
+    return topology, conf
+
+
+def report(result) -> None:
+    """Called by ``sparkstorm run`` at the end: the top words and the acked/failed totals."""
+    counts = {}
+    for word, count in result.captured.get(("count", "default"), []):
+        counts[word] = max(count, counts.get(word, 0))
+    top = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:10]
+    print("top words:", ", ".join(f"{word}={count:,}" for word, count in top))
+    spout = result.stats["sentences"]
+    print(f"sentences acked: {spout['acked']:,}  failed: {spout['failed']:,}")

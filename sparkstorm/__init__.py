@@ -12,6 +12,7 @@ from sparkstorm.errors import (
 )
 from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollector
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
+from sparkstorm.runtime.driver import RunResult, run
 from sparkstorm.topology.builder import Topology, TopologyBuilder
 from sparkstorm.topology.components import BasicBolt, Bolt, Spout
 from sparkstorm.topology.context import TopologyContext
@@ -36,6 +37,7 @@ __all__ = [
     "OutputCollector",
     "OutputFieldsDeclarer",
     "ReportedFailedException",
+    "RunResult",
     "SparkStormError",
     "Spout",
     "SpoutDeclarer",
@@ -44,4 +46,5 @@ __all__ = [
     "TopologyBuilder",
     "TopologyContext",
     "Tuple",
+    "run",
 ]

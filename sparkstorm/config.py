@@ -19,6 +19,8 @@ SPARKSTORM_SEED = "sparkstorm.seed"
 SPARKSTORM_SPOUT_BATCH = "sparkstorm.superstep.spout.batch"
 SPARKSTORM_IDLE_TIMEOUT_SECS = "sparkstorm.idle.timeout.secs"
 SPARKSTORM_SPARK_RESIDENT = "sparkstorm.spark.resident"
+SPARKSTORM_CAPTURE = "sparkstorm.capture"
+SPARKSTORM_SPARK_PARTITIONS = "sparkstorm.spark.partitions"
 
 DEFAULTS: dict[str, Any] = {
     TOPOLOGY_ACKER_EXECUTORS: 1,
@@ -31,6 +33,8 @@ DEFAULTS: dict[str, Any] = {
     SPARKSTORM_SPOUT_BATCH: 1000,
     SPARKSTORM_IDLE_TIMEOUT_SECS: 120,
     SPARKSTORM_SPARK_RESIDENT: True,
+    SPARKSTORM_CAPTURE: [],
+    SPARKSTORM_SPARK_PARTITIONS: None,
 }
 """Every key sparkstorm reads, with the value used when a topology does not set it."""
 
@@ -62,6 +66,8 @@ class Config(dict[str, Any]):
     SPARKSTORM_SPOUT_BATCH = SPARKSTORM_SPOUT_BATCH
     SPARKSTORM_IDLE_TIMEOUT_SECS = SPARKSTORM_IDLE_TIMEOUT_SECS
     SPARKSTORM_SPARK_RESIDENT = SPARKSTORM_SPARK_RESIDENT
+    SPARKSTORM_CAPTURE = SPARKSTORM_CAPTURE
+    SPARKSTORM_SPARK_PARTITIONS = SPARKSTORM_SPARK_PARTITIONS
 
     def set_num_ackers(self, n: int) -> None:
         """Set ``topology.acker.executors``; 0 turns tracking off (at-most-once)."""

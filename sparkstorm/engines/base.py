@@ -37,8 +37,8 @@ class Engine(Protocol):
 
     name: str
 
-    def start(self, plan: Plan, seed: int, capture: bool) -> None:
-        """Create and prepare the tasks."""
+    def start(self, plan: Plan, seed: int, capture: frozenset[str]) -> None:
+        """Create the tasks; the emits of components in ``capture`` go back to the driver."""
 
     def superstep(self, rows: list[Row], superstep: int, now: float) -> StepResult:
         """Run one superstep at topology time ``now``."""

@@ -25,9 +25,9 @@ class LocalEngine:
         self._tasks: dict[int, BoltTask] = {}
         self._ackers: frozenset[int] = frozenset()
         self._in_flight: list[Row] = []
-        self._capture = False
+        self._capture: frozenset[str] = frozenset()
 
-    def start(self, plan: Plan, seed: int, capture: bool) -> None:
+    def start(self, plan: Plan, seed: int, capture: frozenset[str]) -> None:
         """Create one resident task per bolt and acker task, and prepare it."""
         self._tasks = {t: BoltTask(plan, t, seed) for t in plan.acker_tasks + plan.bolt_tasks}
         for task in self._tasks.values():
@@ -46,18 +46,19 @@ class LocalEngine:
                 queue.append(tup)
         emitted: list[Row] = []
         outcomes: list[Row] = []
-        captured: Captured | None = [] if self._capture else None
+        captured: Captured = []
         errors: list[ReportedError] = []
         for task_id in sorted(inbox):
             task = self._tasks[task_id]
             out = outcomes if task_id in self._ackers else emitted
-            task.run(inbox[task_id], superstep, now, out, captured)
+            task.run(inbox[task_id], superstep, now, out,
+                     captured if task.component_id in self._capture else None)
             if task.collector.errors:
                 errors.extend(task.collector.errors)
                 task.collector.errors.clear()
         self._in_flight = emitted
         stats = [self._tasks[t].stats for t in inbox]
-        return StepResult(outcomes, len(emitted), stats, errors, captured or [])
+        return StepResult(outcomes, len(emitted), stats, errors, captured)
 
     def stop(self) -> list[ReportedError]:
         """Call every task's ``cleanup``."""

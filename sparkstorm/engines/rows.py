@@ -2,12 +2,14 @@
 
 One row carries every tuple one source sent to one destination task in one superstep,
 pickled in emission order (Storm's FIFO per sender and receiver), so Spark moves a few
-rows per task pair instead of one per tuple. ``ord`` orders a task's envelopes: tuples
+rows per task pair instead of one per tuple. Inside, consecutive tuples of the same
+source task and stream form a run ``(source task, stream, [values], [roots])``, so the
+receiver looks up component and fields once per run, not once per tuple. ``ord`` orders a task's envelopes: tuples
 emitted by tasks (by source task id) come before the driver's new tick and spout rows,
 which is also the local engine's delivery order.
 
-Columns: ``task`` (destination), ``part`` (Spark partition = the destination's dense
-index), ``ord``, ``kind`` (see the ``KIND_`` constants), ``count`` (tuples in the
+Columns: ``task`` (destination), ``part`` (Spark partition: tasks are dealt round-robin
+over as many partitions as the engine uses), ``ord``, ``kind`` (see the ``KIND_`` constants), ``count`` (tuples in the
 envelope) and ``payload``.
 """
 
@@ -57,6 +59,8 @@ SPARK_SCHEMA = "task int, part int, ord long, kind byte, count int, payload bina
 ARROW_SCHEMA = pa.schema([("task", pa.int32()), ("part", pa.int32()), ("ord", pa.int64()),
                           ("kind", pa.int8()), ("count", pa.int32()), ("payload", pa.binary())])
 
+_Run = tuple[int, str, list[list[Any]], list[dict[int, int] | None]]
+
 _SYSTEM_FIELDS = {
     ACKER_INIT_STREAM_ID: INIT_FIELDS,
     ACKER_ACK_STREAM_ID: ACK_FIELDS,
@@ -69,11 +73,11 @@ _SYSTEM_FIELDS = {
 class RowCodec:
     """Turns tuples into envelope rows and back, for one topology's plan."""
 
-    def __init__(self, plan: Plan) -> None:
+    def __init__(self, plan: Plan, num_parts: int | None = None) -> None:
         self.plan = plan
         executor_tasks = sorted(plan.acker_tasks + plan.bolt_tasks)
-        self.part_of = {task: i for i, task in enumerate(executor_tasks)}
-        self.num_parts = max(1, len(executor_tasks))
+        self.num_parts = max(1, min(num_parts or len(executor_tasks), len(executor_tasks)))
+        self.part_of = {task: i % self.num_parts for i, task in enumerate(executor_tasks)}
         self._fields: dict[tuple[str, str], Fields] = {
             (cid, sid): info.fields
             for cid, spec in plan.components.items() for sid, info in spec.streams.items()}
@@ -91,27 +95,33 @@ class RowCodec:
     def envelopes(self, rows: list[Row], ord_: int, kind: int,
                   columns: dict[str, list[Any]]) -> int:
         """Append one envelope row per destination task of ``rows`` to ``columns``."""
-        by_task: dict[int, list[tuple[int, str, list[Any], dict[int, int] | None]]] = {}
+        runs: dict[int, list[_Run]] = {}
+        counts: dict[int, int] = {}
         for task, tup in rows:
-            entry = (tup.source_task, tup.source_stream, tup.values, tup._roots)
-            bucket = by_task.get(task)
-            if bucket is None:
-                by_task[task] = [entry]
+            task_runs = runs.get(task)
+            if task_runs is None:
+                task_runs = runs[task] = []
+                counts[task] = 0
+            counts[task] += 1
+            run = task_runs[-1] if task_runs else None
+            if run is None or run[0] != tup.source_task or run[1] != tup.source_stream:
+                task_runs.append((tup.source_task, tup.source_stream, [tup.values], [tup._roots]))
             else:
-                bucket.append(entry)
-        for task, entries in by_task.items():
-            append_row(columns, task, self.part_of.get(task, 0), ord_, kind, len(entries),
-                       pickle.dumps(entries, protocol=5))
+                run[2].append(tup.values)
+                run[3].append(tup._roots)
+        for task, task_runs in runs.items():
+            append_row(columns, task, self.part_of.get(task, 0), ord_, kind, counts[task],
+                       pickle.dumps(task_runs, protocol=5))
         return len(rows)
 
     def tuples(self, payload: bytes) -> list[Tuple]:
         """The tuples of one envelope, in emission order."""
-        out = []
-        component_of, fields_of = self.component_of, self.fields_of
-        for src_task, stream, values, roots in pickle.loads(payload):
-            component = component_of(src_task)
-            out.append(Tuple(values, fields_of(component, stream), component, stream, src_task,
-                             roots))
+        out: list[Tuple] = []
+        for src_task, stream, values_list, roots_list in pickle.loads(payload):
+            component = self.component_of(src_task)
+            fields = self.fields_of(component, stream)
+            out.extend([Tuple(values, fields, component, stream, src_task, roots)
+                        for values, roots in zip(values_list, roots_list, strict=True)])
         return out
 
 

@@ -9,11 +9,13 @@ Tuple trees complete over several steps; ack traffic is ordinary rows.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any
 
 from sparkstorm._types import SHUTDOWN
 from sparkstorm.config import (
+    SPARKSTORM_CAPTURE,
     SPARKSTORM_SEED,
     SPARKSTORM_SPOUT_BATCH,
     TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS,
@@ -67,10 +69,13 @@ class TopologyRuntime:
         self._last_emitted = 0
         self._batch = self.conf[SPARKSTORM_SPOUT_BATCH]
         self._tickers = self._tickers_for(self.plan)
-        engine.start(self.plan, seed, capture)
-        self._spout_captured: list[tuple[str, str, list[Any]]] | None = [] if capture else None
+        captured = (frozenset(self.plan.task_component.values()) if capture
+                    else frozenset(self.conf[SPARKSTORM_CAPTURE] or ()))
+        engine.start(self.plan, seed, captured)
+        self._spout_captured: list[tuple[str, str, list[Any]]] = []
         for spout in self.spouts.values():
-            spout.collector._captured = self._spout_captured
+            if spout.component_id in captured:
+                spout.collector._captured = self._spout_captured
             spout.open()
         self._collect_spout_errors()
         if active:
@@ -164,17 +169,20 @@ class TopologyRuntime:
         """Tracked msg ids awaiting an outcome, over all spout tasks."""
         return sum(len(spout.pending) for spout in self.spouts.values())
 
-    def kill(self, max_steps: int = 10_000) -> None:
+    def kill(self, max_steps: int = 10_000, drain_secs: float | None = None) -> None:
         """Deactivate, let in-flight tuples drain, fail what is still pending, close.
 
-        Every pending msg id gets an outcome: trees still incomplete after the drain are
-        failed to their spout with reason ``shutdown`` before ``close`` is called.
+        The drain lasts until nothing is in flight, ``max_steps`` supersteps or
+        ``drain_secs`` wall seconds. Every pending msg id gets an outcome: trees still
+        incomplete after it are failed to their spout with reason ``shutdown`` before
+        ``close`` is called.
         """
         if self.killed:
             return
         self.deactivate()
+        deadline = None if drain_secs is None else time.monotonic() + drain_secs
         for _ in range(max_steps):
-            if self.idle():
+            if self.idle() or (deadline is not None and time.monotonic() > deadline):
                 break
             self.step()
         for spout in self.spouts.values():

@@ -114,7 +114,7 @@ def test_a_retried_superstep_reproduces_the_same_ids():
     table = pa.Table.from_pydict(columns)
 
     class Broadcast:
-        value = pickle.dumps((plan, 11))
+        value = pickle.dumps((plan, 11, 2))
 
     def attempt():
         engine._RESIDENT.clear()
@@ -123,7 +123,7 @@ def test_a_retried_superstep_reproduces_the_same_ids():
         for task in plan.component_tasks("branch"):
             batch = table.filter(pa.compute.equal(table["task"], task)).to_batches()
             for out in engine.run_partition(iter(batch), run_id="r", plan_bytes=Broadcast,
-                                            superstep=5, now=1.0, capture=False):
+                                            superstep=5, now=1.0, capture=frozenset()):
                 cols = out.to_pydict()
                 outputs += [(t, p) for t, k, p in zip(cols["task"], cols["kind"],
                                                       cols["payload"], strict=True)
@@ -132,6 +132,7 @@ def test_a_retried_superstep_reproduces_the_same_ids():
 
     first, second = attempt(), attempt()
     assert first == second and len(first) >= 2
-    roots = {root for _, payload in first for *_, r in pickle.loads(payload) if r for root in r}
+    roots = {root for _, payload in first for *_, roots_list in pickle.loads(payload)
+             for r in roots_list if r for root in r}
     assert roots  # the children carry edge ids, and the same ones both times
     assert id_source(11, 5, 2)() == id_source(11, 5, 2)()
