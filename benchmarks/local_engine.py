@@ -45,13 +45,17 @@ def main() -> None:
             results[ackers].append(run_once(sentences, ackers)[0])
     on, off = statistics.median(results[1]), statistics.median(results[0])
     ratios = [a / b for a, b in zip(results[1], results[0], strict=True)]
-    print(f"local engine, word count, {args.sentences:,} sentences x 8 words, "
-          f"{args.rounds} interleaved rounds (median)")
+    print(
+        f"local engine, word count, {args.sentences:,} sentences x 8 words, "
+        f"{args.rounds} interleaved rounds (median)"
+    )
     print(f"  acking on  (1 acker): {on:>10,.0f} tuples/s")
     print(f"  acking off (0 ackers): {off:>10,.0f} tuples/s")
-    print(f"  on/off ratio: {statistics.median(ratios):.2f} "
-          f"(per-round {min(ratios):.2f}-{max(ratios):.2f}); off is "
-          f"{100 * (off / on - 1):.0f}% faster")
+    print(
+        f"  on/off ratio: {statistics.median(ratios):.2f} "
+        f"(per-round {min(ratios):.2f}-{max(ratios):.2f}); off is "
+        f"{100 * (off / on - 1):.0f}% faster"
+    )
 
 
 if __name__ == "__main__":

@@ -28,8 +28,9 @@ def split_sentence(sentence: str) -> list[str]:
     return sentence.split()
 
 
-def generated_sentences(count: int, words: int = 8, vocabulary: int = 5000,
-                        seed: int = 42) -> list[str]:
+def generated_sentences(
+    count: int, words: int = 8, vocabulary: int = 5000, seed: int = 42
+) -> list[str]:
     """``count`` seeded sentences of ``words`` words from a ``vocabulary``-word vocabulary."""
     rng = random.Random(seed)
     vocab = [f"w{i}" for i in range(vocabulary)]

@@ -68,10 +68,15 @@ def resolve_target(spec: str) -> tuple[Topology, dict[str, Any], ModuleType]:
     module = load_module(target)
     attr = attr or "topology"
     if not hasattr(module, attr):
-        found = [n for n, v in vars(module).items()
-                 if isinstance(v, Topology) or (callable(v) and n in ("topology", "build"))]
-        msg = (f"{target} has no attribute {attr!r}; name a Topology or a zero-argument "
-               f"function returning (topology, conf) as {target}:NAME (candidates: {found})")
+        found = [
+            n
+            for n, v in vars(module).items()
+            if isinstance(v, Topology) or (callable(v) and n in ("topology", "build"))
+        ]
+        msg = (
+            f"{target} has no attribute {attr!r}; name a Topology or a zero-argument "
+            f"function returning (topology, conf) as {target}:NAME (candidates: {found})"
+        )
         raise UsageError(msg)
     value = getattr(module, attr)
     if callable(value) and not isinstance(value, Topology):
@@ -80,8 +85,10 @@ def resolve_target(spec: str) -> tuple[Topology, dict[str, Any], ModuleType]:
     if isinstance(value, tuple) and len(value) == 2:
         value, conf = value
     if not isinstance(value, Topology):
-        msg = (f"{target}:{attr} gave {type(value).__name__}, not a Topology; return "
-               f"builder.create_topology() (optionally with a conf dict)")
+        msg = (
+            f"{target}:{attr} gave {type(value).__name__}, not a Topology; return "
+            f"builder.create_topology() (optionally with a conf dict)"
+        )
         raise UsageError(msg)
     return value, dict(conf or {}), module
 
@@ -111,8 +118,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--master", default=None, help="Spark master URL (default local[*])")
     stop = run.add_mutually_exclusive_group()
     stop.add_argument("--duration", type=float, default=None, metavar="SECONDS")
-    stop.add_argument("--until-idle", action="store_true",
-                      help="stop when nothing is in flight and spouts emit nothing (default)")
+    stop.add_argument(
+        "--until-idle",
+        action="store_true",
+        help="stop when nothing is in flight and spouts emit nothing (default)",
+    )
     run.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
     run.add_argument("--stats-json", default=None, metavar="PATH")
     run.add_argument("--name", default=None)
@@ -136,15 +146,24 @@ def main(argv: list[str] | None = None) -> int:
     name = args.name or Path(args.target.split(":")[0]).stem
     try:
         if args.quiet:
-            result = run(topology, conf, args.engine, master=args.master, duration=args.duration,
-                         name=name)
+            result = run(
+                topology, conf, args.engine, master=args.master, duration=args.duration, name=name
+            )
         else:
             with Live(console=console, refresh_per_second=2, transient=True) as live:
+
                 def progress(runtime: Any) -> None:
                     live.update(stats_table(runtime.stats(), f"{name}  t={runtime.now():.0f}s"))
 
-                result = run(topology, conf, args.engine, master=args.master,
-                             duration=args.duration, name=name, on_progress=progress)
+                result = run(
+                    topology,
+                    conf,
+                    args.engine,
+                    master=args.master,
+                    duration=args.duration,
+                    name=name,
+                    on_progress=progress,
+                )
     except InvalidTopologyError as exc:
         print(f"sparkstorm: error: {exc}", file=sys.stderr)
         return 2
@@ -152,17 +171,32 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sparkstorm: error: {exc}", file=sys.stderr)
         return 1
     if args.stats_json:
-        Path(args.stats_json).write_text(json.dumps({
-            "name": name, "engine": args.engine, "elapsed_secs": result.elapsed_secs,
-            "startup_secs": result.startup_secs, "supersteps": result.supersteps,
-            "interrupted": result.interrupted, "components": result.stats,
-            "errors": [vars(e) for e in result.errors]}, indent=2))
+        Path(args.stats_json).write_text(
+            json.dumps(
+                {
+                    "name": name,
+                    "engine": args.engine,
+                    "elapsed_secs": result.elapsed_secs,
+                    "startup_secs": result.startup_secs,
+                    "supersteps": result.supersteps,
+                    "interrupted": result.interrupted,
+                    "components": result.stats,
+                    "errors": [vars(e) for e in result.errors],
+                },
+                indent=2,
+            )
+        )
     if not args.quiet:
         how = "interrupted" if result.interrupted else "finished"
-        console.print(stats_table(result.stats, f"{name}: {how} after "
-                                  f"{result.elapsed_secs:.1f}s on {args.engine} "
-                                  f"(start-up {result.startup_secs:.1f}s, "
-                                  f"{result.supersteps} supersteps)"))
+        console.print(
+            stats_table(
+                result.stats,
+                f"{name}: {how} after "
+                f"{result.elapsed_secs:.1f}s on {args.engine} "
+                f"(start-up {result.startup_secs:.1f}s, "
+                f"{result.supersteps} supersteps)",
+            )
+        )
         for error in result.errors[-5:]:
             console.print(f"[red]error[/red] in {error.component}:{error.task}: {error.message}")
         report = getattr(module, "report", None)

@@ -6,6 +6,7 @@ under ``sparkstorm.``; each is documented in the README's configuration table.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 TOPOLOGY_ACKER_EXECUTORS = "topology.acker.executors"
@@ -97,11 +98,13 @@ def resolve(conf: dict[str, Any] | None) -> dict[str, Any]:
     from sparkstorm.errors import InvalidTopologyError
 
     merged = {**DEFAULTS, **(conf or {})}
-    checks = {
+    checks: dict[str, Callable[[Any], bool]] = {
         TOPOLOGY_ACKER_EXECUTORS: lambda v: isinstance(v, int) and v >= 0,
         TOPOLOGY_MESSAGE_TIMEOUT_SECS: lambda v: isinstance(v, int | float) and v > 0,
         TOPOLOGY_MAX_SPOUT_PENDING: lambda v: v is None or (isinstance(v, int) and v > 0),
-        TOPOLOGY_TICK_TUPLE_FREQ_SECS: lambda v: v is None or (isinstance(v, int | float) and v > 0),
+        TOPOLOGY_TICK_TUPLE_FREQ_SECS: lambda v: (
+            v is None or (isinstance(v, int | float) and v > 0)
+        ),
         SPARKSTORM_SPOUT_BATCH: lambda v: isinstance(v, int) and v > 0,
         SPARKSTORM_SEED: lambda v: isinstance(v, int),
     }

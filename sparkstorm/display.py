@@ -7,8 +7,12 @@ from typing import Any
 from rich.table import Table
 
 COLUMNS = [
-    ("emitted", "Emitted"), ("transferred", "Transferred"), ("executed", "Executed"),
-    ("execute_latency_ms", "Exec lat (ms)"), ("acked", "Acked"), ("failed", "Failed"),
+    ("emitted", "Emitted"),
+    ("transferred", "Transferred"),
+    ("executed", "Executed"),
+    ("execute_latency_ms", "Exec lat (ms)"),
+    ("acked", "Acked"),
+    ("failed", "Failed"),
     ("complete_latency_ms", "Complete lat (ms)"),
 ]
 

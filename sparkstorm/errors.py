@@ -45,14 +45,14 @@ class IdleTimeoutError(SparkStormError, TimeoutError):
     """
 
 
-class FailedException(SparkStormError):  # noqa: N818 - Storm's name
+class FailedException(SparkStormError):
     """Raised from :meth:`BasicBolt.execute` to fail the current input tuple.
 
     .. versionadded:: 0.1.0
     """
 
 
-class ReportedFailedException(FailedException):  # noqa: N818 - Storm's name
+class ReportedFailedException(FailedException):
     """Like :class:`FailedException`, and also reports the error (as ``report_error``).
 
     .. versionadded:: 0.1.0

@@ -75,7 +75,9 @@ class FeederSpout(Spout):
 
     def feed(self, values: list[Any], msg_id: MsgId | None = None) -> None:
         """Queue a tuple; without ``msg_id`` a fresh uuid4 string is used, so it is tracked."""
-        self._state.queue.append((list(values), msg_id if msg_id is not None else str(uuid.uuid4())))
+        self._state.queue.append(
+            (list(values), msg_id if msg_id is not None else str(uuid.uuid4()))
+        )
 
     def feed_no_ack(self, values: list[Any]) -> None:
         """Queue a tuple emitted without a msg id (untracked)."""
@@ -101,8 +103,9 @@ class FeederSpout(Spout):
         """How many times ``next_tuple`` was called, over all tasks."""
         return self._state.next_tuple_calls
 
-    def open(self, conf: dict[str, Any], context: TopologyContext,
-             collector: SpoutOutputCollector) -> None:
+    def open(
+        self, conf: dict[str, Any], context: TopologyContext, collector: SpoutOutputCollector
+    ) -> None:
         """Keep the collector."""
         self._collector = collector
 
@@ -141,17 +144,32 @@ class LocalCluster:
     .. versionadded:: 0.1.0
     """
 
-    def __init__(self, engine: str = "local", simulated_time: bool = True, *,
-                 spark: Any = None, master: str | None = None) -> None:
+    def __init__(
+        self,
+        engine: str = "local",
+        simulated_time: bool = True,
+        *,
+        spark: Any = None,
+        master: str | None = None,
+    ) -> None:
         if engine not in ENGINES:
             msg = f"unknown engine {engine!r}; choose one of {list(ENGINES)}"
             raise ValueError(msg)
         self._engine_name, self._spark, self._master = engine, spark, master
-        self._clock: SimulatedClock | WallClock = SimulatedClock() if simulated_time else WallClock()
+        self._clock: SimulatedClock | WallClock = (
+            SimulatedClock() if simulated_time else WallClock()
+        )
         self._topologies: dict[str, TopologyRuntime] = {}
 
-    def submit_topology(self, name: str, conf: dict[str, Any] | None, topology: Topology,
-                        active: bool = True, *, capture: bool = False) -> None:
+    def submit_topology(
+        self,
+        name: str,
+        conf: dict[str, Any] | None,
+        topology: Topology,
+        active: bool = True,
+        *,
+        capture: bool = False,
+    ) -> None:
         """Start ``topology`` as ``name``; ``active=False`` submits it deactivated.
 
         ``capture=True`` records every value each component emits (see :meth:`captured`).
@@ -161,7 +179,8 @@ class LocalCluster:
             raise ValueError(msg)
         engine = make_engine(self._engine_name, spark=self._spark, master=self._master)
         self._topologies[name] = TopologyRuntime(
-            name, topology, conf, engine, self._clock, active=active, capture=capture)
+            name, topology, conf, engine, self._clock, active=active, capture=capture
+        )
 
     def _runtime(self, name: str) -> TopologyRuntime:
         try:
@@ -182,8 +201,11 @@ class LocalCluster:
         runtimes = [rt for rt in self._topologies.values() if not rt.killed]
         if not runtimes:
             return
-        limit = timeout if timeout is not None else max(
-            rt.conf[SPARKSTORM_IDLE_TIMEOUT_SECS] for rt in runtimes)
+        limit = (
+            timeout
+            if timeout is not None
+            else max(rt.conf[SPARKSTORM_IDLE_TIMEOUT_SECS] for rt in runtimes)
+        )
         deadline = time.monotonic() + limit
         while True:
             for rt in runtimes:
@@ -193,9 +215,11 @@ class LocalCluster:
                 return
             if time.monotonic() > deadline:
                 rt = busy[0]
-                msg = (f"topology {rt.name!r} is not idle after {limit} s: "
-                       f"{rt._in_flight} tuple(s) in flight, {rt.pending_count()} msg id(s) "
-                       f"pending, spouts emitted {rt._last_emitted} in the last superstep")
+                msg = (
+                    f"topology {rt.name!r} is not idle after {limit} s: "
+                    f"{rt._in_flight} tuple(s) in flight, {rt.pending_count()} msg id(s) "
+                    f"pending, spouts emitted {rt._last_emitted} in the last superstep"
+                )
                 raise IdleTimeoutError(msg)
 
     def advance_time(self, secs: float) -> None:
@@ -235,7 +259,9 @@ class LocalCluster:
         """Errors reported or raised by the tasks of ``name``, oldest first."""
         return list(self._runtime(name).errors)
 
-    def captured(self, name: str, component: str, stream: str = DEFAULT_STREAM_ID) -> list[list[Any]]:
+    def captured(
+        self, name: str, component: str, stream: str = DEFAULT_STREAM_ID
+    ) -> list[list[Any]]:
         """Values ``component`` emitted on ``stream`` (submit with ``capture=True``)."""
         return list(self._runtime(name).captured.get((component, stream), []))
 
@@ -251,6 +277,10 @@ class LocalCluster:
     def __enter__(self) -> LocalCluster:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.shutdown()

@@ -10,7 +10,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 # Spark's Python workers import test bolts by module name: let them find the repo.
 os.environ["PYTHONPATH"] = os.pathsep.join(
-    p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p
+)
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 

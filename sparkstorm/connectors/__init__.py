@@ -1,0 +1,1 @@
+"""Connectors: spouts and sinks for real systems, each stating its delivery guarantee."""

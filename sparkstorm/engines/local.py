@@ -38,10 +38,10 @@ class LocalEngine:
     def superstep(self, rows: list[Row], superstep: int, now: float) -> StepResult:
         """Deliver the held rows and ``rows`` one hop; keep what the tasks emit."""
         inbox: dict[int, list[Tuple]] = {}
-        for task, tup in chain(self._in_flight, rows):
-            queue = inbox.get(task)
+        for target, tup in chain(self._in_flight, rows):
+            queue = inbox.get(target)
             if queue is None:
-                inbox[task] = [tup]
+                inbox[target] = [tup]
             else:
                 queue.append(tup)
         emitted: list[Row] = []
@@ -51,8 +51,13 @@ class LocalEngine:
         for task_id in sorted(inbox):
             task = self._tasks[task_id]
             out = outcomes if task_id in self._ackers else emitted
-            task.run(inbox[task_id], superstep, now, out,
-                     captured if task.component_id in self._capture else None)
+            task.run(
+                inbox[task_id],
+                superstep,
+                now,
+                out,
+                captured if task.component_id in self._capture else None,
+            )
             if task.collector.errors:
                 errors.extend(task.collector.errors)
                 task.collector.errors.clear()

@@ -4,13 +4,13 @@ One row carries every tuple one source sent to one destination task in one super
 pickled in emission order (Storm's FIFO per sender and receiver), so Spark moves a few
 rows per task pair instead of one per tuple. Inside, consecutive tuples of the same
 source task and stream form a run ``(source task, stream, [values], [roots])``, so the
-receiver looks up component and fields once per run, not once per tuple. ``ord`` orders a task's envelopes: tuples
-emitted by tasks (by source task id) come before the driver's new tick and spout rows,
-which is also the local engine's delivery order.
+receiver looks up component and fields once per run, not once per tuple. ``ord`` orders
+a task's envelopes: tuples emitted by tasks (by source task id) come before the driver's
+new tick and spout rows, which is also the local engine's delivery order.
 
 Columns: ``task`` (destination), ``part`` (Spark partition: tasks are dealt round-robin
-over as many partitions as the engine uses), ``ord``, ``kind`` (see the ``KIND_`` constants), ``count`` (tuples in the
-envelope) and ``payload``.
+over as many partitions as the engine uses), ``ord``, ``kind`` (see the ``KIND_``
+constants), ``count`` (tuples in the envelope) and ``payload``.
 """
 
 from __future__ import annotations
@@ -56,8 +56,16 @@ KIND_CLEANUP = 4
 
 DRIVER_ORD = 1 << 40
 SPARK_SCHEMA = "task int, part int, ord long, kind byte, count int, payload binary"
-ARROW_SCHEMA = pa.schema([("task", pa.int32()), ("part", pa.int32()), ("ord", pa.int64()),
-                          ("kind", pa.int8()), ("count", pa.int32()), ("payload", pa.binary())])
+ARROW_SCHEMA = pa.schema(
+    [
+        ("task", pa.int32()),
+        ("part", pa.int32()),
+        ("ord", pa.int64()),
+        ("kind", pa.int8()),
+        ("count", pa.int32()),
+        ("payload", pa.binary()),
+    ]
+)
 
 _Run = tuple[int, str, list[list[Any]], list[dict[int, int] | None]]
 
@@ -80,7 +88,9 @@ class RowCodec:
         self.part_of = {task: i % self.num_parts for i, task in enumerate(executor_tasks)}
         self._fields: dict[tuple[str, str], Fields] = {
             (cid, sid): info.fields
-            for cid, spec in plan.components.items() for sid, info in spec.streams.items()}
+            for cid, spec in plan.components.items()
+            for sid, info in spec.streams.items()
+        }
 
     def component_of(self, task: int) -> str:
         """The component of a source task id (``__system`` for ticks)."""
@@ -92,8 +102,9 @@ class RowCodec:
             return RESULT_FIELDS
         return self._fields.get((component, stream)) or _SYSTEM_FIELDS[stream]
 
-    def envelopes(self, rows: list[Row], ord_: int, kind: int,
-                  columns: dict[str, list[Any]]) -> int:
+    def envelopes(
+        self, rows: list[Row], ord_: int, kind: int, columns: dict[str, list[Any]]
+    ) -> int:
         """Append one envelope row per destination task of ``rows`` to ``columns``."""
         runs: dict[int, list[_Run]] = {}
         counts: dict[int, int] = {}
@@ -110,8 +121,15 @@ class RowCodec:
                 run[2].append(tup.values)
                 run[3].append(tup._roots)
         for task, task_runs in runs.items():
-            append_row(columns, task, self.part_of.get(task, 0), ord_, kind, counts[task],
-                       pickle.dumps(task_runs, protocol=5))
+            append_row(
+                columns,
+                task,
+                self.part_of.get(task, 0),
+                ord_,
+                kind,
+                counts[task],
+                pickle.dumps(task_runs, protocol=5),
+            )
         return len(rows)
 
     def tuples(self, payload: bytes) -> list[Tuple]:
@@ -120,8 +138,12 @@ class RowCodec:
         for src_task, stream, values_list, roots_list in pickle.loads(payload):
             component = self.component_of(src_task)
             fields = self.fields_of(component, stream)
-            out.extend([Tuple(values, fields, component, stream, src_task, roots)
-                        for values, roots in zip(values_list, roots_list, strict=True)])
+            out.extend(
+                [
+                    Tuple(values, fields, component, stream, src_task, roots)
+                    for values, roots in zip(values_list, roots_list, strict=True)
+                ]
+            )
         return out
 
 
@@ -130,8 +152,15 @@ def new_columns() -> dict[str, list[Any]]:
     return {name: [] for name in ARROW_SCHEMA.names}
 
 
-def append_row(columns: dict[str, list[Any]], task: int, part: int, ord_: int, kind: int,
-               count: int, payload: bytes) -> None:
+def append_row(
+    columns: dict[str, list[Any]],
+    task: int,
+    part: int,
+    ord_: int,
+    kind: int,
+    count: int,
+    payload: bytes,
+) -> None:
     """Append one row to ``columns``."""
     columns["task"].append(task)
     columns["part"].append(part)

@@ -4,16 +4,17 @@ Per superstep the driver unions the rows in flight, the task state rows and its 
 tick/spout rows; ``repartitionById`` deals the tasks over as many partitions as Spark
 has cores (``sparkstorm.spark.partitions``), and ``mapInArrow`` runs each partition's
 bolt and acker tasks. One partition per core rather than per task: every Python
-partition costs a worker round trip (~60 ms here), so fewer, fuller partitions win. The output is local-checkpointed
-(lazily: it is materialized by the same job that collects the driver's rows), which
-cuts the lineage every superstep. Only the acker's outcomes and per-partition metrics
-reach the driver; tuples in flight and state stay in the executors.
+partition costs a worker round trip (~60 ms here), so fewer, fuller partitions win. The
+output is local-checkpointed (lazily: it is materialized by the same job that collects
+the driver's rows), which cuts the lineage every superstep. Only the acker's outcomes
+and per-partition metrics reach the driver; tuples in flight and state stay in the
+executors.
 
 A task's instance stays resident in the Python worker that last ran it; where another
-worker gets the partition, a fresh copy is prepared and the state snapshot laid over
-it. If a superstep's job fails (an executor was lost), its rows in flight and the state
-rows are dropped, as tuples die with a Storm worker: their trees time out and the
-spouts replay them.
+worker gets the partition, a fresh copy is prepared and the state snapshot laid over it.
+If a superstep's job fails (an executor was lost), its rows in flight and the state rows
+are dropped, as tuples die with a Storm worker: their trees time out and the spouts
+replay them.
 
 This is the only module that imports pyspark.
 """
@@ -76,8 +77,10 @@ def check_java() -> None:
     """Raise a clear error unless Java 17 or newer is available to start Spark."""
     home = os.environ.get("JAVA_HOME")
     java = os.path.join(home, "bin", "java") if home else shutil.which("java")
-    hint = ("install OpenJDK 17 or newer (Debian/Ubuntu: apt-get install "
-            "openjdk-17-jre-headless) or set JAVA_HOME to one")
+    hint = (
+        "install OpenJDK 17 or newer (Debian/Ubuntu: apt-get install "
+        "openjdk-17-jre-headless) or set JAVA_HOME to one"
+    )
     if not java or not os.path.exists(java):
         msg = f"the spark engine needs Java {MIN_JAVA}+, and no java was found; {hint}"
         raise SparkStormError(msg)
@@ -100,10 +103,13 @@ def create_session(master: str = "local[*]", conf: dict[str, str] | None = None)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    builder = (SparkSession.builder.master(master).appName("sparkstorm")
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.python.worker.reuse", "true"))
+    builder = (
+        SparkSession.builder.master(master)
+        .appName("sparkstorm")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.python.worker.reuse", "true")
+    )
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
@@ -132,8 +138,9 @@ def _worker_plan(run_id: str, plan_bytes: Any) -> tuple[Plan, RowCodec, int]:
     return _PLANS[run_id]
 
 
-def _task_for(run_id: str, plan: Plan, seed: int, task_id: int,
-              state: tuple[int, bytes] | None) -> BoltTask:
+def _task_for(
+    run_id: str, plan: Plan, seed: int, task_id: int, state: tuple[int, bytes] | None
+) -> BoltTask:
     # Popped, not read: an attempt that dies half-way must not leave a half-updated
     # instance for a retry in this process; the retry restores from the snapshot.
     resident = _RESIDENT.pop((run_id, task_id), None)
@@ -147,9 +154,15 @@ def _task_for(run_id: str, plan: Plan, seed: int, task_id: int,
     return task
 
 
-def run_partition(batches: Iterator[pa.RecordBatch], *, run_id: str, plan_bytes: Any,
-                  superstep: int, now: float,
-                  capture: frozenset[str]) -> Iterator[pa.RecordBatch]:
+def run_partition(
+    batches: Iterator[pa.RecordBatch],
+    *,
+    run_id: str,
+    plan_bytes: Any,
+    superstep: int,
+    now: float,
+    capture: frozenset[str],
+) -> Iterator[pa.RecordBatch]:
     """Run every task whose rows are in this partition; yield what they emit.
 
     Called by Spark in a Python worker, once per partition per superstep.
@@ -158,8 +171,9 @@ def run_partition(batches: Iterator[pa.RecordBatch], *, run_id: str, plan_bytes:
     inboxes: dict[int, _Inbox] = {}
     for batch in batches:
         cols = batch.to_pydict()
-        for task, ord_, kind, payload in zip(cols["task"], cols["ord"], cols["kind"],
-                                             cols["payload"], strict=True):
+        for task, ord_, kind, payload in zip(
+            cols["task"], cols["ord"], cols["kind"], cols["payload"], strict=True
+        ):
             inbox = inboxes.setdefault(task, _Inbox())
             if kind == KIND_TUPLES:
                 inbox.envelopes.append((ord_, payload))
@@ -183,11 +197,13 @@ def run_partition(batches: Iterator[pa.RecordBatch], *, run_id: str, plan_bytes:
                 append_row(out_cols, task_id, part, inbox.state[0], KIND_STATE, 0, inbox.state[1])
             continue
         task = _task_for(run_id, plan, seed, task_id, inbox.state)
-        tuples = [tup for _, payload in sorted(inbox.envelopes, key=itemgetter(0))
-                  for tup in codec.tuples(payload)]
+        tuples = [
+            tup
+            for _, payload in sorted(inbox.envelopes, key=itemgetter(0))
+            for tup in codec.tuples(payload)
+        ]
         out: list[Row] = []
-        task.run(tuples, superstep, now, out,
-                 captured if task.component_id in capture else None)
+        task.run(tuples, superstep, now, out, captured if task.component_id in capture else None)
         if task_id in ackers:
             codec.envelopes(out, task_id, KIND_OUTCOMES, out_cols)
         else:
@@ -248,12 +264,20 @@ class SparkEngine:
             frames.append(self.spark.createDataFrame(table))
         if not frames:
             return StepResult([], 0)
-        fn = partial(run_partition, run_id=self.run_id, plan_bytes=self._plan_bytes,
-                     superstep=superstep, now=now, capture=self.capture)
-        out = (reduce(DataFrame.union, frames)
-               .repartitionById(self.codec.num_parts, "part")
-               .mapInArrow(fn, SPARK_SCHEMA)
-               .localCheckpoint(eager=False))
+        fn = partial(
+            run_partition,
+            run_id=self.run_id,
+            plan_bytes=self._plan_bytes,
+            superstep=superstep,
+            now=now,
+            capture=self.capture,
+        )
+        out = (
+            reduce(DataFrame.union, frames)
+            .repartitionById(self.codec.num_parts, "part")
+            .mapInArrow(fn, SPARK_SCHEMA)
+            .localCheckpoint(eager=False)
+        )
         try:
             collected = out.filter(col("kind") >= KIND_OUTCOMES).toArrow()
         except Exception as exc:  # the job failed: a lost executor, or a state error
@@ -285,14 +309,21 @@ class SparkEngine:
         self._lost_in_a_row += 1
         first_line = next((line for line in text.splitlines() if line.strip()), repr(exc))
         if self._lost_in_a_row > MAX_CONSECUTIVE_LOST:
-            msg = (f"{self._lost_in_a_row} supersteps in a row failed on Spark; giving up. "
-                   f"Last error: {text[-2000:]}")
+            msg = (
+                f"{self._lost_in_a_row} supersteps in a row failed on Spark; giving up. "
+                f"Last error: {text[-2000:]}"
+            )
             raise SparkStormError(msg) from exc
-        log.warning("superstep %d failed on Spark (%s); its tuples in flight and bolt state "
-                    "are dropped, their trees will time out and be replayed", superstep,
-                    first_line[:300])
+        log.warning(
+            "superstep %d failed on Spark (%s); its tuples in flight and bolt state "
+            "are dropped, their trees will time out and be replayed",
+            superstep,
+            first_line[:300],
+        )
         self._held = None
-        error = ReportedError("__system", -1, now, f"superstep {superstep} lost: {first_line[:500]}")
+        error = ReportedError(
+            "__system", -1, now, f"superstep {superstep} lost: {first_line[:500]}"
+        )
         return StepResult([], 0, errors=[error])
 
     def stop(self) -> list[ReportedError]:

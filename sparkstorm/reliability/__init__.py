@@ -1,0 +1,1 @@
+"""Storm's reliability core: ids, RotatingMap, the acker and the collectors."""

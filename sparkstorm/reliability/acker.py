@@ -31,8 +31,9 @@ VAL, START, SPOUT_TASK, FAILED = range(4)
 class Acker(Bolt):
     """Component ``__acker``: sends each tree's outcome to the spout task that emitted it."""
 
-    def prepare(self, conf: dict[str, Any], context: TopologyContext,
-                collector: OutputCollector) -> None:
+    def prepare(
+        self, conf: dict[str, Any], context: TopologyContext, collector: OutputCollector
+    ) -> None:
         """Start with an empty pending map."""
         self.collector = collector
         self.pending: RotatingMap[int, list[Any]] = RotatingMap(TIMEOUT_BUCKETS)
@@ -62,7 +63,9 @@ class Acker(Bolt):
         if entry[SPOUT_TASK] >= 0:
             if entry[VAL] == 0:
                 self.pending.remove(root)
-                self._tell_spout(entry, ACKER_ACK_STREAM_ID, [root, self.collector._now - entry[START]])
+                self._tell_spout(
+                    entry, ACKER_ACK_STREAM_ID, [root, self.collector._now - entry[START]]
+                )
             elif entry[FAILED] is not None:
                 self.pending.remove(root)
                 self._tell_spout(entry, ACKER_FAIL_STREAM_ID, [root, entry[FAILED]])

@@ -1,4 +1,6 @@
-"""Bolt collectors: ``OutputCollector`` and ``BasicOutputCollector`` (Storm's BoltOutputCollectorImpl).
+"""Bolt collectors: ``OutputCollector`` and ``BasicOutputCollector``.
+
+Storm's ``BoltOutputCollectorImpl`` and ``BasicOutputCollector``.
 
 The arithmetic is Storm's. ``emit`` draws one edge id per (target task, anchor with
 roots), XORs it into the anchor's ``_ack_val`` and into the child's id for each root;
@@ -70,8 +72,9 @@ class _Emitter:
         self.emitted = 0
         self.transferred = 0
 
-    def _begin(self, out: list[Row], next_id: Callable[[], int], now: float,
-               superstep: int) -> None:
+    def _begin(
+        self, out: list[Row], next_id: Callable[[], int], now: float, superstep: int
+    ) -> None:
         """Point the collector at this superstep's output list, ids and clock."""
         self._out = out
         self._next_id = next_id
@@ -81,28 +84,36 @@ class _Emitter:
     def _route(self, stream: str, values: Sequence[Any], direct: bool) -> StreamRoute:
         route = self._routes.get(stream)
         if route is None:
-            msg = (f"component {self._component_id!r} emitted to stream {stream!r}, which it "
-                   f"does not declare (declared: {sorted(self._routes)}); declare it in "
-                   f"declare_output_fields")
+            msg = (
+                f"component {self._component_id!r} emitted to stream {stream!r}, which it "
+                f"does not declare (declared: {sorted(self._routes)}); declare it in "
+                f"declare_output_fields"
+            )
             raise InvalidTopologyError(msg, component=self._component_id, stream=stream)
         if len(values) != route.n_fields:
-            msg = (f"component {self._component_id!r} emitted {len(values)} value(s) "
-                   f"{list(values)!r} on stream {stream!r}, which declares {route.n_fields} "
-                   f"field(s) {route.fields.to_list()}")
+            msg = (
+                f"component {self._component_id!r} emitted {len(values)} value(s) "
+                f"{list(values)!r} on stream {stream!r}, which declares {route.n_fields} "
+                f"field(s) {route.fields.to_list()}"
+            )
             raise InvalidTopologyError(msg, component=self._component_id, stream=stream)
         if route.direct != direct:
             how = "emit_direct" if route.direct else "emit"
-            msg = (f"component {self._component_id!r} used "
-                   f"{'emit_direct' if direct else 'emit'} on stream {stream!r}, which is "
-                   f"{'' if route.direct else 'not '}a direct stream; use {how}")
+            msg = (
+                f"component {self._component_id!r} used "
+                f"{'emit_direct' if direct else 'emit'} on stream {stream!r}, which is "
+                f"{'' if route.direct else 'not '}a direct stream; use {how}"
+            )
             raise InvalidTopologyError(msg, component=self._component_id, stream=stream)
         return route
 
     def _direct_target(self, route: StreamRoute, task: int) -> list[int]:
         if task not in route.direct_tasks:
-            msg = (f"component {self._component_id!r} emitted directly to task {task!r} on "
-                   f"stream {route.stream_id!r}, but that task does not subscribe to it with "
-                   f"direct_grouping (subscribed tasks: {sorted(route.direct_tasks)})")
+            msg = (
+                f"component {self._component_id!r} emitted directly to task {task!r} on "
+                f"stream {route.stream_id!r}, but that task does not subscribe to it with "
+                f"direct_grouping (subscribed tasks: {sorted(route.direct_tasks)})"
+            )
             raise InvalidTopologyError(msg, component=self._component_id, stream=route.stream_id)
         return [task]
 
@@ -113,8 +124,13 @@ class _Emitter:
         """Record an error for this task (shown in statistics and logs); processing goes on."""
         text = "".join(traceback.format_exception_only(type(error), error)).strip()
         self.errors.append(ReportedError(self._component_id, self._task_id, self._now, text))
-        log.error("error in %s:%s: %s", self._component_id, self._task_id, text,
-                  exc_info=error if error.__traceback__ else None)
+        log.error(
+            "error in %s:%s: %s",
+            self._component_id,
+            self._task_id,
+            text,
+            exc_info=error if error.__traceback__ else None,
+        )
 
 
 class OutputCollector(_Emitter):
@@ -150,16 +166,33 @@ class OutputCollector(_Emitter):
             route = self._route(stream, values, direct=False)  # raises, naming the mistake
         self._counter += 1
         targets = route.targets(values, self._counter)
-        if (type(anchors) is Tuple and len(targets) == 1 and anchors._roots is not None
-                and len(anchors._roots) == 1 and self._n_ackers and self._captured is None):
+        if (
+            type(anchors) is Tuple
+            and len(targets) == 1
+            and anchors._roots is not None
+            and len(anchors._roots) == 1
+            and self._n_ackers
+            and self._captured is None
+        ):
             # the hot path (one anchor in one tree, one target), kept free of calls
             self.emitted += 1
             self.transferred += 1
             edge = self._next_id()
             anchors._ack_val ^= edge
             for root in anchors._roots:
-                self._out.append((targets[0], Tuple(values, route.fields, self._component_id,
-                                                    stream, self._task_id, {root: edge})))
+                self._out.append(
+                    (
+                        targets[0],
+                        Tuple(
+                            values,
+                            route.fields,
+                            self._component_id,
+                            stream,
+                            self._task_id,
+                            {root: edge},
+                        ),
+                    )
+                )
             return targets
         self._send(route, targets, values, anchors)
         return targets
@@ -176,8 +209,13 @@ class OutputCollector(_Emitter):
         route = self._route(stream, values, direct=True)
         self._send(route, self._direct_target(route, task), values, anchors)
 
-    def _send(self, route: StreamRoute, targets: list[int], values: list[Any],
-              anchors: Tuple | Sequence[Tuple] | None) -> None:
+    def _send(
+        self,
+        route: StreamRoute,
+        targets: list[int],
+        values: list[Any],
+        anchors: Tuple | Sequence[Tuple] | None,
+    ) -> None:
         self.emitted += 1
         self.transferred += len(targets)
         if self._captured is not None:
@@ -185,30 +223,45 @@ class OutputCollector(_Emitter):
         if not targets:
             return
         out, fields, component, stream, task = (
-            self._out, route.fields, self._component_id, route.stream_id, self._task_id)
-        if type(anchors) is Tuple:
-            roots = anchors._roots
-            if roots is None or not self._n_ackers:
-                anchors = None
-            elif len(roots) == 1:  # the common case: one anchor in one tree
-                (root,) = roots
+            self._out,
+            route.fields,
+            self._component_id,
+            route.stream_id,
+            self._task_id,
+        )
+        anchor_list: Sequence[Tuple] | None
+        if isinstance(anchors, Tuple):
+            single = anchors._roots
+            if single is None or not self._n_ackers:
+                anchor_list = None
+            elif len(single) == 1:  # the common case: one anchor in one tree
+                (root,) = single
                 next_id = self._next_id
                 for target in targets:
                     edge = next_id()
                     anchors._ack_val ^= edge
-                    out.append((target, Tuple(values, fields, component, stream, task,
-                                              {root: edge})))
+                    out.append(
+                        (target, Tuple(values, fields, component, stream, task, {root: edge}))
+                    )
                 return
             else:
-                anchors = (anchors,)
-        if anchors is None or not self._n_ackers:
+                anchor_list = (anchors,)
+        else:
+            anchor_list = anchors
+        if anchor_list is None or not self._n_ackers:
             for target in targets:
                 out.append((target, Tuple(values, fields, component, stream, task)))
             return
         next_id = self._next_id
         for target in targets:
             roots: dict[int, int] = {}
-            for anchor in anchors:
+            for anchor in anchor_list:
+                if not isinstance(anchor, Tuple):
+                    msg = (
+                        f"component {component!r} anchored an emit on stream {stream!r} to "
+                        f"{anchor!r}; anchors must be the Tuples it received"
+                    )
+                    raise InvalidTopologyError(msg, component=component, stream=stream)
                 anchor_roots = anchor._roots
                 if anchor_roots:
                     edge = next_id()
@@ -270,8 +323,9 @@ class BasicOutputCollector:
         """Emit ``values`` on ``stream``, anchored to the input being executed."""
         return self._collector.emit(values, self._input, stream)
 
-    def emit_direct(self, task: int, values: Sequence[Any],
-                    stream: str = DEFAULT_STREAM_ID) -> None:
+    def emit_direct(
+        self, task: int, values: Sequence[Any], stream: str = DEFAULT_STREAM_ID
+    ) -> None:
         """Emit to one ``task`` of a direct ``stream``, anchored to the current input."""
         self._collector.emit_direct(task, values, self._input, stream)
 

@@ -22,9 +22,7 @@ class RotatingMap(Generic[K, V]):
     .. versionadded:: 0.1.0
     """
 
-    def __init__(
-        self, num_buckets: int, expired: Callable[[K, V], None] | None = None
-    ) -> None:
+    def __init__(self, num_buckets: int, expired: Callable[[K, V], None] | None = None) -> None:
         if num_buckets < 2:
             msg = f"RotatingMap needs at least 2 buckets, got {num_buckets}"
             raise ValueError(msg)
@@ -74,4 +72,4 @@ class RotatingMap(Generic[K, V]):
         return sum(len(bucket) for bucket in self._buckets)
 
     __len__ = size
-    __contains__ = contains_key  # type: ignore[assignment]
+    __contains__ = contains_key

@@ -42,8 +42,9 @@ class SpoutOutputCollector(_Emitter):
         super().__init__(plan, task_id)
         self._tracker = tracker
 
-    def emit(self, values: Sequence[Any], msg_id: MsgId | None = None,
-             stream: str = DEFAULT_STREAM_ID) -> list[int]:
+    def emit(
+        self, values: Sequence[Any], msg_id: MsgId | None = None, stream: str = DEFAULT_STREAM_ID
+    ) -> list[int]:
         """Emit ``values`` on ``stream``; with a ``msg_id`` the tuple is tracked.
 
         Returns the target task ids. ``ack(msg_id)`` or ``fail(msg_id)`` follows later on
@@ -59,21 +60,32 @@ class SpoutOutputCollector(_Emitter):
         self._send(route, targets, values, msg_id)
         return targets
 
-    def emit_direct(self, task: int, values: Sequence[Any], msg_id: MsgId | None = None,
-                    stream: str = DEFAULT_STREAM_ID) -> None:
+    def emit_direct(
+        self,
+        task: int,
+        values: Sequence[Any],
+        msg_id: MsgId | None = None,
+        stream: str = DEFAULT_STREAM_ID,
+    ) -> None:
         """Emit to one ``task``, which must subscribe to the direct ``stream``."""
         values = values if type(values) is list else list(values)
         route = self._route(stream, values, direct=True)
         self._send(route, self._direct_target(route, task), values, msg_id)
 
-    def _send(self, route: StreamRoute, targets: list[int], values: list[Any],
-              msg_id: MsgId | None) -> None:
+    def _send(
+        self, route: StreamRoute, targets: list[int], values: list[Any], msg_id: MsgId | None
+    ) -> None:
         self.emitted += 1
         self.transferred += len(targets)
         if self._captured is not None:
             self._captured.append((self._component_id, route.stream_id, values))
         out, fields, component, stream, task = (
-            self._out, route.fields, self._component_id, route.stream_id, self._task_id)
+            self._out,
+            route.fields,
+            self._component_id,
+            route.stream_id,
+            self._task_id,
+        )
         if msg_id is None or not self._n_ackers:
             for target in targets:
                 out.append((target, Tuple(values, fields, component, stream, task)))

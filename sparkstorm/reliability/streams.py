@@ -13,5 +13,7 @@ ACKER_RESET_TIMEOUT_STREAM_ID = "__ack_reset_timeout"
 INIT_FIELDS = Fields("id", "ack_val", "spout_task")
 ACK_FIELDS = Fields("id", "ack_val")
 FAIL_FIELDS = Fields("id", "reason")
-RESET_FIELDS = Fields("id",)
+RESET_FIELDS = Fields(
+    "id",
+)
 RESULT_FIELDS = Fields("id", "value")

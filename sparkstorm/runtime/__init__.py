@@ -1,0 +1,1 @@
+"""The driver's control plane: superstep loop, spout tasks, task runner, metrics."""

@@ -36,11 +36,19 @@ class RunResult:
     interrupted: bool = False
 
 
-def run(topology: Topology, conf: dict[str, Any] | None = None, engine: str = "spark",
-        spark: Any = None, *, master: str | None = None, duration: float | None = None,
-        until_idle: bool | None = None, name: str = "topology",
-        on_progress: Callable[[TopologyRuntime], None] | None = None,
-        progress_secs: float = 1.0) -> RunResult:
+def run(
+    topology: Topology,
+    conf: dict[str, Any] | None = None,
+    engine: str = "spark",
+    spark: Any = None,
+    *,
+    master: str | None = None,
+    duration: float | None = None,
+    until_idle: bool | None = None,
+    name: str = "topology",
+    on_progress: Callable[[TopologyRuntime], None] | None = None,
+    progress_secs: float = 1.0,
+) -> RunResult:
     """Run ``topology`` on ``engine`` and return its statistics when it stops.
 
     It stops when it is idle (``until_idle``, the default without ``duration``), after
@@ -54,8 +62,9 @@ def run(topology: Topology, conf: dict[str, Any] | None = None, engine: str = "s
     if until_idle is None:
         until_idle = duration is None
     started = time.monotonic()
-    runtime = TopologyRuntime(name, topology, conf, make_engine(engine, spark=spark, master=master),
-                              WallClock())
+    runtime = TopologyRuntime(
+        name, topology, conf, make_engine(engine, spark=spark, master=master), WallClock()
+    )
     startup = time.monotonic() - started
     stop = threading.Event()
     previous = _install_sigint(stop)
@@ -75,9 +84,17 @@ def run(topology: Topology, conf: dict[str, Any] | None = None, engine: str = "s
     finally:
         _restore_sigint(previous)
         runtime.kill(drain_secs=runtime.conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS])
-    return RunResult(name, engine, runtime.stats(), runtime.errors, runtime.captured,
-                     time.monotonic() - started - startup, startup, runtime.superstep,
-                     stop.is_set())
+    return RunResult(
+        name,
+        engine,
+        runtime.stats(),
+        runtime.errors,
+        runtime.captured,
+        time.monotonic() - started - startup,
+        startup,
+        runtime.superstep,
+        stop.is_set(),
+    )
 
 
 def _install_sigint(stop: threading.Event) -> Any:

@@ -30,12 +30,30 @@ def by_component(tasks: list[TaskStats]) -> dict[str, dict[str, Any]]:
     """Sum task counters per component; latencies become means in milliseconds."""
     totals: dict[str, dict[str, Any]] = {}
     for stats in tasks:
-        row = totals.setdefault(stats.component, {
-            "tasks": 0, "emitted": 0, "transferred": 0, "executed": 0, "acked": 0,
-            "failed": 0, "execute_secs": 0.0, "complete_latency_sum": 0.0, "fail_reasons": {}})
+        row = totals.setdefault(
+            stats.component,
+            {
+                "tasks": 0,
+                "emitted": 0,
+                "transferred": 0,
+                "executed": 0,
+                "acked": 0,
+                "failed": 0,
+                "execute_secs": 0.0,
+                "complete_latency_sum": 0.0,
+                "fail_reasons": {},
+            },
+        )
         row["tasks"] += 1
-        for key in ("emitted", "transferred", "executed", "acked", "failed", "execute_secs",
-                    "complete_latency_sum"):
+        for key in (
+            "emitted",
+            "transferred",
+            "executed",
+            "acked",
+            "failed",
+            "execute_secs",
+            "complete_latency_sum",
+        ):
             row[key] += getattr(stats, key)
         for kind, n in stats.fail_reasons.items():
             row["fail_reasons"][kind] = row["fail_reasons"].get(kind, 0) + n

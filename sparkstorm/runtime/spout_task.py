@@ -53,7 +53,8 @@ class SpoutTask:
         self.collector = SpoutOutputCollector(plan, task_id, self)
         self.context = TopologyContext(plan, task_id, self.conf)
         self.pending: RotatingMap[int, tuple[MsgId, float, str]] = RotatingMap(
-            PENDING_BUCKETS, self._expired)
+            PENDING_BUCKETS, self._expired
+        )
         self.max_pending: int | None = self.conf[TOPOLOGY_MAX_SPOUT_PENDING]
         self.stats = TaskStats(component_id, task_id)
         self._fail_takes_reason = _takes_reason(self.spout)
@@ -65,7 +66,7 @@ class SpoutTask:
         self.pending.put(root, (msg_id, self.now, stream))
 
     def ack_untracked(self, msg_id: MsgId) -> None:
-        """ackers = 0: ack inside emit, as Storm does."""
+        """Ackers = 0: ack inside emit, as Storm does."""
         self._call_ack(msg_id)
 
     # -- called by the runtime ---------------------------------------------------------

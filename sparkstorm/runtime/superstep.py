@@ -47,9 +47,17 @@ class _Ticker:
 class TopologyRuntime:
     """Runs one submitted topology: spout tasks, ticks and the engine's supersteps."""
 
-    def __init__(self, name: str, topology: Topology, conf: dict[str, Any] | None,
-                 engine: Engine, clock: Clock, *, active: bool = True,
-                 capture: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        topology: Topology,
+        conf: dict[str, Any] | None,
+        engine: Engine,
+        clock: Clock,
+        *,
+        active: bool = True,
+        capture: bool = False,
+    ) -> None:
         self.name = name
         self.conf = resolve(conf)
         self.plan = Plan(topology, self.conf)
@@ -69,8 +77,11 @@ class TopologyRuntime:
         self._last_emitted = 0
         self._batch = self.conf[SPARKSTORM_SPOUT_BATCH]
         self._tickers = self._tickers_for(self.plan)
-        captured = (frozenset(self.plan.task_component.values()) if capture
-                    else frozenset(self.conf[SPARKSTORM_CAPTURE] or ()))
+        captured = (
+            frozenset(self.plan.task_component.values())
+            if capture
+            else frozenset(self.conf[SPARKSTORM_CAPTURE] or ())
+        )
         engine.start(self.plan, seed, captured)
         self._spout_captured: list[tuple[str, str, list[Any]]] = []
         for spout in self.spouts.values():

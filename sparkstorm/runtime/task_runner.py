@@ -42,9 +42,11 @@ def copy_component(obj: Component, component_id: str) -> Any:
     try:
         return pickle.loads(cloudpickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
     except Exception as exc:
-        msg = (f"component {component_id!r} ({type(obj).__name__}) cannot be copied to its "
-               f"tasks: {exc}. Components are pickled once per task, as in Storm; create "
-               f"connections and clients in open()/prepare(), not in __init__")
+        msg = (
+            f"component {component_id!r} ({type(obj).__name__}) cannot be copied to its "
+            f"tasks: {exc}. Components are pickled once per task, as in Storm; create "
+            f"connections and clients in open()/prepare(), not in __init__"
+        )
         raise ComponentStateError(msg) from exc
 
 
@@ -54,8 +56,9 @@ class BasicBoltExecutor(Bolt):
     def __init__(self, delegate: BasicBolt) -> None:
         self.delegate = delegate
 
-    def prepare(self, conf: dict[str, Any], context: TopologyContext,
-                collector: OutputCollector) -> None:
+    def prepare(
+        self, conf: dict[str, Any], context: TopologyContext, collector: OutputCollector
+    ) -> None:
         """Prepare the delegate and wrap the collector."""
         self.collector = collector
         self.basic = BasicOutputCollector(collector)
@@ -104,8 +107,14 @@ class BoltTask:
             self.collector.report_error(exc)
             self.broken = f"prepare() failed: {type(exc).__name__}: {exc}"
 
-    def run(self, tuples: list[Tuple], superstep: int, now: float, out: list[Row],
-            captured: list[tuple[str, str, list[Any]]] | None = None) -> None:
+    def run(
+        self,
+        tuples: list[Tuple],
+        superstep: int,
+        now: float,
+        out: list[Row],
+        captured: list[tuple[str, str, list[Any]]] | None = None,
+    ) -> None:
         """Execute ``tuples`` in order, appending every emitted row to ``out``.
 
         An exception from ``execute`` is reported with component and task, and the input's

@@ -25,8 +25,12 @@ def _user_object(task: BoltTask) -> Any:
 
 
 def _is_engine_owned(value: Any, task: BoltTask) -> bool:
-    return (value is task.collector or value is task.context or value is task.conf
-            or isinstance(value, BasicOutputCollector))
+    return (
+        value is task.collector
+        or value is task.context
+        or value is task.conf
+        or isinstance(value, BasicOutputCollector)
+    )
 
 
 def snapshot(task: BoltTask) -> bytes:
@@ -39,21 +43,27 @@ def snapshot(task: BoltTask) -> bytes:
     """
     obj = _user_object(task)
     transient = set(getattr(obj, "transient", ()))
-    state = {name: value for name, value in vars(obj).items()
-             if name not in transient and not _is_engine_owned(value, task)}
+    state = {
+        name: value
+        for name, value in vars(obj).items()
+        if name not in transient and not _is_engine_owned(value, task)
+    }
     payload = (state, task.stats)
     try:
         return pickle.dumps(payload, protocol=5)
     except Exception:
         pass
     try:
-        return cloudpickle.dumps(payload, protocol=5)
+        data: bytes = cloudpickle.dumps(payload, protocol=5)
+        return data
     except Exception as exc:
         name = _culprit(state)
-        msg = (f"bolt {task.component_id!r} (task {task.task_id}): attribute {name!r} "
-               f"({type(state.get(name)).__name__}) cannot be pickled for the bolt's state "
-               f"snapshot ({exc}); add it to `transient` (transient = ({name!r},)) and "
-               f"create it in prepare()")
+        msg = (
+            f"bolt {task.component_id!r} (task {task.task_id}): attribute {name!r} "
+            f"({type(state.get(name)).__name__}) cannot be pickled for the bolt's state "
+            f"snapshot ({exc}); add it to `transient` (transient = ({name!r},)) and "
+            f"create it in prepare()"
+        )
         raise ComponentStateError(msg) from exc
 
 

@@ -1,0 +1,1 @@
+"""Topologies: builder, declarers, components, fields, tuples, groupings, plan."""

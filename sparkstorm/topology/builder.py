@@ -73,8 +73,10 @@ class TopologyBuilder:
     def set_spout(self, component_id: str, spout: Spout, parallelism: int = 1) -> SpoutDeclarer:
         """Add a spout run as ``parallelism`` tasks."""
         if not isinstance(spout, Spout):
-            msg = (f"set_spout({component_id!r}, ...) needs a Spout instance, got "
-                   f"{type(spout).__name__}; subclass sparkstorm.Spout")
+            msg = (
+                f"set_spout({component_id!r}, ...) needs a Spout instance, got "
+                f"{type(spout).__name__}; subclass sparkstorm.Spout"
+            )
             raise InvalidTopologyError(msg, component=component_id)
         return SpoutDeclarer(self._add(component_id, spout, True, parallelism))
 
@@ -83,8 +85,10 @@ class TopologyBuilder:
     ) -> BoltDeclarer:
         """Add a bolt run as ``parallelism`` tasks; subscribe it with the returned declarer."""
         if not isinstance(bolt, Bolt | BasicBolt):
-            msg = (f"set_bolt({component_id!r}, ...) needs a Bolt or BasicBolt instance, got "
-                   f"{type(bolt).__name__}; subclass sparkstorm.Bolt or sparkstorm.BasicBolt")
+            msg = (
+                f"set_bolt({component_id!r}, ...) needs a Bolt or BasicBolt instance, got "
+                f"{type(bolt).__name__}; subclass sparkstorm.Bolt or sparkstorm.BasicBolt"
+            )
             raise InvalidTopologyError(msg, component=component_id)
         return BoltDeclarer(self._add(component_id, bolt, False, parallelism))
 
@@ -96,7 +100,9 @@ class TopologyBuilder:
             msg = f"component id {component_id!r} is used twice; ids must be unique"
             raise InvalidTopologyError(msg, component=component_id)
         if not isinstance(parallelism, int) or isinstance(parallelism, bool) or parallelism < 1:
-            msg = f"component {component_id!r}: parallelism must be an int >= 1, got {parallelism!r}"
+            msg = (
+                f"component {component_id!r}: parallelism must be an int >= 1, got {parallelism!r}"
+            )
             raise InvalidTopologyError(msg, component=component_id)
         declaration = ComponentDeclaration(component_id, obj, is_spout, parallelism)
         self._declarations[component_id] = declaration
@@ -122,7 +128,12 @@ class TopologyBuilder:
                 _check_subscription(cid, source, grouping, streams)
             conf = {**(d.obj.get_component_configuration() or {}), **d.conf}
             components[cid] = ComponentSpec(
-                cid, d.obj, d.is_spout, d.num_tasks or d.parallelism, conf, streams[cid],
+                cid,
+                d.obj,
+                d.is_spout,
+                d.num_tasks or d.parallelism,
+                conf,
+                streams[cid],
                 tuple(d.inputs),
             )
         return Topology(components)
@@ -142,28 +153,35 @@ def _check_subscription(
 ) -> None:
     src, stream = source.component_id, source.stream_id
     if src not in streams:
-        msg = (f"bolt {bolt_id!r} subscribes to unknown component {src!r} "
-               f"(known: {sorted(streams)})")
+        msg = f"bolt {bolt_id!r} subscribes to unknown component {src!r} (known: {sorted(streams)})"
         raise InvalidTopologyError(msg, component=bolt_id, stream=stream)
     info = streams[src].get(stream)
     if info is None:
-        msg = (f"bolt {bolt_id!r} subscribes to stream {stream!r} of {src!r}, which {src!r} "
-               f"does not declare (declared: {sorted(streams[src])}); declare it in "
-               f"{src!r}.declare_output_fields")
+        msg = (
+            f"bolt {bolt_id!r} subscribes to stream {stream!r} of {src!r}, which {src!r} "
+            f"does not declare (declared: {sorted(streams[src])}); declare it in "
+            f"{src!r}.declare_output_fields"
+        )
         raise InvalidTopologyError(msg, component=bolt_id, stream=stream)
     if grouping.kind == FIELDS:
         assert grouping.fields is not None
         for name in grouping.fields:
             if name not in info.fields:
-                msg = (f"bolt {bolt_id!r} groups stream {stream!r} of {src!r} by field "
-                       f"{name!r}, which that stream does not declare "
-                       f"(declared: {info.fields.to_list()})")
+                msg = (
+                    f"bolt {bolt_id!r} groups stream {stream!r} of {src!r} by field "
+                    f"{name!r}, which that stream does not declare "
+                    f"(declared: {info.fields.to_list()})"
+                )
                 raise InvalidTopologyError(msg, component=bolt_id, stream=stream, field=name)
     if (grouping.kind == DIRECT) != info.direct:
         if info.direct:
-            msg = (f"bolt {bolt_id!r} subscribes to direct stream {stream!r} of {src!r} with "
-                   f"{grouping.kind} grouping; a direct stream needs direct_grouping")
+            msg = (
+                f"bolt {bolt_id!r} subscribes to direct stream {stream!r} of {src!r} with "
+                f"{grouping.kind} grouping; a direct stream needs direct_grouping"
+            )
         else:
-            msg = (f"bolt {bolt_id!r} uses direct_grouping on stream {stream!r} of {src!r}, "
-                   f"which is not direct; declare it with direct=True")
+            msg = (
+                f"bolt {bolt_id!r} uses direct_grouping on stream {stream!r} of {src!r}, "
+                f"which is not direct; declare it with direct=True"
+            )
         raise InvalidTopologyError(msg, component=bolt_id, stream=stream)

@@ -1,4 +1,6 @@
-"""The classes users write: ``Spout``, ``Bolt`` and ``BasicBolt`` (Storm's ISpout, IRichBolt, IBasicBolt).
+"""The classes users write: ``Spout``, ``Bolt`` and ``BasicBolt``.
+
+Storm's ``ISpout``, ``IRichBolt`` and ``IBasicBolt``.
 
 Only the method a component must have is abstract; every other hook is a no-op default.
 Components are copied (pickled) once per task, as Storm serializes them: open clients and
@@ -12,11 +14,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
     from sparkstorm._types import FailReason, MsgId
-    from sparkstorm.reliability.collectors import (
-        BasicOutputCollector,
-        OutputCollector,
-        SpoutOutputCollector,
-    )
+    from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollector
+    from sparkstorm.reliability.spout_collector import SpoutOutputCollector
     from sparkstorm.topology.context import TopologyContext
     from sparkstorm.topology.declarers import OutputFieldsDeclarer
     from sparkstorm.topology.tuple import Tuple

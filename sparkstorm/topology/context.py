@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sparkstorm.topology.builder import Topology
     from sparkstorm.topology.fields import Fields
+    from sparkstorm.topology.plan import Plan
 
 
 class TopologyContext:
@@ -17,13 +17,13 @@ class TopologyContext:
     .. versionadded:: 0.1.0
     """
 
-    def __init__(self, topology: Topology, task_id: int, conf: dict[str, Any]) -> None:
+    def __init__(self, topology: Plan, task_id: int, conf: dict[str, Any]) -> None:
         self._topology = topology
         self._task_id = task_id
         self._conf = conf
 
     def get_this_task_id(self) -> int:
-        """This task's id (unique in the topology)."""
+        """Return this task's id (unique in the topology)."""
         return self._task_id
 
     def get_this_component_id(self) -> str:

@@ -53,7 +53,7 @@ def check_reserved(kind: str, name: object) -> str:
         raise InvalidTopologyError(msg)
     if name.startswith("__"):
         msg = f"{kind} id {name!r} is reserved: ids starting with '__' belong to the system"
-        raise InvalidTopologyError(msg, **{kind: name})  # type: ignore[arg-type]
+        raise InvalidTopologyError(msg, **{kind: name})
     return name
 
 
@@ -73,8 +73,10 @@ class OutputFieldsDeclarer:
         """Declare ``stream`` with ``fields``; ``direct=True`` makes it a direct stream."""
         check_reserved("stream", stream)
         if not isinstance(fields, Fields):
-            msg = (f"component {self._component_id!r} declared stream {stream!r} with "
-                   f"{fields!r}; pass a Fields, e.g. Fields('word')")
+            msg = (
+                f"component {self._component_id!r} declared stream {stream!r} with "
+                f"{fields!r}; pass a Fields, e.g. Fields('word')"
+            )
             raise InvalidTopologyError(msg, component=self._component_id, stream=stream)
         if stream in self.streams:
             msg = f"component {self._component_id!r} declared stream {stream!r} twice"
@@ -163,8 +165,6 @@ class BoltDeclarer(SpoutDeclarer):
         """The emitter picks the task with ``emit_direct``; the stream must be direct."""
         return self._subscribe(component_id, stream, Grouping(DIRECT))
 
-    def local_or_shuffle_grouping(
-        self, component_id: str, stream: str = DEFAULT_STREAM_ID
-    ) -> Self:
+    def local_or_shuffle_grouping(self, component_id: str, stream: str = DEFAULT_STREAM_ID) -> Self:
         """Prefer tasks in the same worker; every task shares one worker here, so: shuffle."""
         return self._subscribe(component_id, stream, Grouping(LOCAL_OR_SHUFFLE))

@@ -33,7 +33,7 @@ class Fields:
             msg = f"duplicate field name in {list(flat)!r}"
             raise ValueError(msg)
         self._names: tuple[str, ...] = flat  # type: ignore[assignment]
-        self._index = {name: i for i, name in enumerate(flat)}  # type: ignore[misc]
+        self._index = {name: i for i, name in enumerate(flat)}
 
     def index(self, name: str) -> int:
         """Position of ``name``; raises ``KeyError`` naming the declared fields."""

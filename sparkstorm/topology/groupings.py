@@ -79,8 +79,16 @@ def _no_targets(values: Sequence[Any], counter: int) -> list[int]:
 class StreamRoute:
     """Where one stream of one component goes: each subscriber's grouping and tasks."""
 
-    __slots__ = ("_choosers", "component_id", "direct", "direct_tasks", "fields", "n_fields",
-                 "stream_id", "targets")
+    __slots__ = (
+        "_choosers",
+        "component_id",
+        "direct",
+        "direct_tasks",
+        "fields",
+        "n_fields",
+        "stream_id",
+        "targets",
+    )
 
     def __init__(self, component_id: str, stream_id: str, info: StreamInfo) -> None:
         self.component_id = component_id
@@ -107,4 +115,5 @@ class StreamRoute:
             self.targets = choosers[0]
         else:
             self.targets = lambda values, counter: [
-                task for choose in choosers for task in choose(values, counter)]
+                task for choose in choosers for task in choose(values, counter)
+            ]

@@ -36,8 +36,12 @@ class Plan:
             next_id += counts[cid]
         self.num_tasks = next_id - 1
         self.acker_tasks: list[int] = self._tasks.get(ACKER_COMPONENT_ID, [])
-        self.spout_tasks: list[int] = [t for s in topology.spouts for t in self._tasks[s.component_id]]
-        self.bolt_tasks: list[int] = [t for b in topology.bolts for t in self._tasks[b.component_id]]
+        self.spout_tasks: list[int] = [
+            t for s in topology.spouts for t in self._tasks[s.component_id]
+        ]
+        self.bolt_tasks: list[int] = [
+            t for b in topology.bolts for t in self._tasks[b.component_id]
+        ]
 
     def component_tasks(self, component_id: str) -> list[int]:
         """The task ids of ``component_id``, ascending."""

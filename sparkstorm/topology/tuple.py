@@ -30,8 +30,15 @@ class Tuple:
     .. versionadded:: 0.1.0
     """
 
-    __slots__ = ("_ack_val", "_roots", "fields", "source_component", "source_stream",
-                 "source_task", "values")
+    __slots__ = (
+        "_ack_val",
+        "_roots",
+        "fields",
+        "source_component",
+        "source_stream",
+        "source_task",
+        "values",
+    )
 
     def __init__(
         self,
@@ -72,16 +79,32 @@ class Tuple:
         return dict(self._roots or {})
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (self.values, self.fields, self.source_component, self.source_stream,
-                self.source_task, self._roots, self._ack_val)
+        return (
+            self.values,
+            self.fields,
+            self.source_component,
+            self.source_stream,
+            self.source_task,
+            self._roots,
+            self._ack_val,
+        )
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        (self.values, self.fields, self.source_component, self.source_stream,
-         self.source_task, self._roots, self._ack_val) = state
+        (
+            self.values,
+            self.fields,
+            self.source_component,
+            self.source_stream,
+            self.source_task,
+            self._roots,
+            self._ack_val,
+        ) = state
 
     def __repr__(self) -> str:
-        return (f"Tuple(source={self.source_component}:{self.source_task}, "
-                f"stream={self.source_stream!r}, values={self.values!r})")
+        return (
+            f"Tuple(source={self.source_component}:{self.source_task}, "
+            f"stream={self.source_stream!r}, values={self.values!r})"
+        )
 
 
 def tick_tuple(freq_secs: float) -> Tuple:

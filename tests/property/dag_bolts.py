@@ -13,7 +13,7 @@ import zlib
 from sparkstorm import Bolt, Fields
 
 EVENTS: list[tuple] = []
-"""(kind, ...) records: ("recv", node, label), ("emit", label, anchors), ("ack", node), ("fail", node)."""
+"""Records: ("recv", node, label), ("emit", label, anchors), ("ack", node), ("fail", node)."""
 
 
 def choose(label: str, component: str, salt: str, n: int) -> int:

@@ -138,7 +138,8 @@ class MaybeFailBasic(BasicBolt):
 
     def execute(self, tup, collector):
         if tup[0] == "fail":
-            raise FailedException("asked to fail")
+            msg = "asked to fail"
+            raise FailedException(msg)
         collector.emit([tup[0]])
 
     def declare_output_fields(self, declarer):
@@ -183,5 +184,6 @@ class Raiser(Bolt):
 
     def execute(self, tup):
         if tup[0] == "boom":
-            raise RuntimeError("boom in execute")
+            msg = "boom in execute"
+            raise RuntimeError(msg)
         self.collector.ack(tup)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
+from typing import ClassVar
 
 from sparkstorm import Config, Fields, Spout, TopologyBuilder
 from sparkstorm.testing import FeederSpout
@@ -105,7 +105,7 @@ def test_p4_all_grouping(engine, cluster_factory):
 class _EmitAckRecorder(Spout):
     """Records whether ack ran inside next_tuple (i.e. inside emit)."""
 
-    log: list = []
+    log: ClassVar[list] = []
 
     def open(self, conf, context, collector):
         self.collector = collector
@@ -226,7 +226,8 @@ def test_p10_ticks(engine, cluster_factory):
     builder = TopologyBuilder()
     builder.set_spout("1", feeder)
     builder.set_bolt("2", TickCounter()).shuffle_grouping("1").add_configuration(
-        Config.TOPOLOGY_TICK_TUPLE_FREQ_SECS, 30)
+        Config.TOPOLOGY_TICK_TUPLE_FREQ_SECS, 30
+    )
     cluster.submit_topology("ticks", Config(), builder.create_topology(), capture=True)
     for expected in range(1, 4):
         cluster.advance_time(30)
@@ -295,13 +296,14 @@ def test_reset_timeout_keeps_a_tree_alive(engine, cluster_factory):
     feeder = FeederSpout(Fields("word"))
     builder = TopologyBuilder()
     builder.set_spout("1", feeder)
-    builder.set_bolt("2", ResetThenAckOnTick(ack_after=4)).shuffle_grouping("1") \
-        .add_configuration(Config.TOPOLOGY_TICK_TUPLE_FREQ_SECS, 5)
+    builder.set_bolt("2", ResetThenAckOnTick(ack_after=4)).shuffle_grouping("1").add_configuration(
+        Config.TOPOLOGY_TICK_TUPLE_FREQ_SECS, 5
+    )
     c = Config()
     c.set_message_timeout_secs(10)
     cluster.submit_topology("reset", c, builder.create_topology())
     feeder.feed(["slow"], 1)
     cluster.advance_time(19)  # without resets it would time out in (10, 20]
     assert feeder.failed == [] and feeder.acked == []
-    cluster.advance_time(6)   # the 4th tick acks it, 20 s after emit
+    cluster.advance_time(6)  # the 4th tick acks it, 20 s after emit
     assert feeder.acked == [1] and feeder.failed == []

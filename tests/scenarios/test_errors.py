@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 
 import pytest
@@ -75,7 +76,7 @@ def test_component_that_cannot_be_copied_names_itself(cluster_factory):
     builder = TopologyBuilder()
     builder.set_spout("in", FeederSpout(Fields("x")))
     builder.set_bolt("locked", HoldsALock()).shuffle_grouping("in")
-    with pytest.raises(ComponentStateError, match="component 'locked'.*prepare"):
+    with pytest.raises(ComponentStateError, match=r"component 'locked'.*prepare"):
         cluster.submit_topology("lock", Config(), builder.create_topology())
 
 
@@ -107,6 +108,7 @@ def test_bad_config_value_names_the_key(cluster_factory):
     cluster = cluster_factory("local")
     builder = TopologyBuilder()
     builder.set_spout("in", FeederSpout(Fields("x")))
-    with pytest.raises(InvalidTopologyError, match="'topology.acker.executors'"):
-        cluster.submit_topology("c", {Config.TOPOLOGY_ACKER_EXECUTORS: -1},
-                                builder.create_topology())
+    with pytest.raises(InvalidTopologyError, match=re.escape("'topology.acker.executors'")):
+        cluster.submit_topology(
+            "c", {Config.TOPOLOGY_ACKER_EXECUTORS: -1}, builder.create_topology()
+        )

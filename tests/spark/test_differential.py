@@ -24,7 +24,9 @@ def outcomes(engine, spec, spark):
     return sorted(feeder.acked), failed
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(spec=dag_specs(max_bolts=3))
 def test_local_and_spark_agree(spec, spark):
     local = outcomes("local", spec, None)

@@ -78,8 +78,9 @@ def test_unpicklable_attribute_names_itself_and_transient(cluster_factory):
     builder.set_bolt("leaky", LeakyClientBolt()).shuffle_grouping("in")
     cluster.submit_topology("leaky", Config(), builder.create_topology())
     feeder.feed([1], 1)
-    with pytest.raises(ComponentStateError,
-                       match=re.escape("bolt 'leaky' (task 3): attribute 'client'")) as err:
+    with pytest.raises(
+        ComponentStateError, match=re.escape("bolt 'leaky' (task 3): attribute 'client'")
+    ) as err:
         cluster.wait_until_idle()
     assert "add it to `transient`" in str(err.value)
 
@@ -122,17 +123,31 @@ def test_a_retried_superstep_reproduces_the_same_ids():
         outputs = []
         for task in plan.component_tasks("branch"):
             batch = table.filter(pa.compute.equal(table["task"], task)).to_batches()
-            for out in engine.run_partition(iter(batch), run_id="r", plan_bytes=Broadcast,
-                                            superstep=5, now=1.0, capture=frozenset()):
+            for out in engine.run_partition(
+                iter(batch),
+                run_id="r",
+                plan_bytes=Broadcast,
+                superstep=5,
+                now=1.0,
+                capture=frozenset(),
+            ):
                 cols = out.to_pydict()
-                outputs += [(t, p) for t, k, p in zip(cols["task"], cols["kind"],
-                                                      cols["payload"], strict=True)
-                            if k == KIND_TUPLES]
+                outputs += [
+                    (t, p)
+                    for t, k, p in zip(cols["task"], cols["kind"], cols["payload"], strict=True)
+                    if k == KIND_TUPLES
+                ]
         return outputs
 
     first, second = attempt(), attempt()
     assert first == second and len(first) >= 2
-    roots = {root for _, payload in first for *_, roots_list in pickle.loads(payload)
-             for r in roots_list if r for root in r}
+    roots = {
+        root
+        for _, payload in first
+        for *_, roots_list in pickle.loads(payload)
+        for r in roots_list
+        if r
+        for root in r
+    }
     assert roots  # the children carry edge ids, and the same ones both times
     assert id_source(11, 5, 2)() == id_source(11, 5, 2)()

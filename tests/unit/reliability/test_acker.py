@@ -37,9 +37,12 @@ class AckerHarness:
         self.step = 0
 
     def send(self, stream, *values):
-        fields = {ACKER_INIT_STREAM_ID: INIT_FIELDS, ACKER_ACK_STREAM_ID: ACK_FIELDS,
-                  ACKER_FAIL_STREAM_ID: FAIL_FIELDS,
-                  ACKER_RESET_TIMEOUT_STREAM_ID: RESET_FIELDS}[stream]
+        fields = {
+            ACKER_INIT_STREAM_ID: INIT_FIELDS,
+            ACKER_ACK_STREAM_ID: ACK_FIELDS,
+            ACKER_FAIL_STREAM_ID: FAIL_FIELDS,
+            ACKER_RESET_TIMEOUT_STREAM_ID: RESET_FIELDS,
+        }[stream]
         out = []
         self.step += 1
         self.task.run([Tuple(list(values), fields, "b", stream, 2)], self.step, self.now, out)

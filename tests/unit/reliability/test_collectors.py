@@ -85,8 +85,9 @@ def test_bolt_emit_and_ack_arithmetic_cancels_out():
     assert [sorted(ch._roots) for ch in children] == [[111, 222], [111, 222]]
     c.ack(parent)
     c._flush_acks()
-    acks = {tup.values[0]: tup.values[1] for _, tup in out
-            if tup.source_stream == ACKER_ACK_STREAM_ID}
+    acks = {
+        tup.values[0]: tup.values[1] for _, tup in out if tup.source_stream == ACKER_ACK_STREAM_ID
+    }
     for root, edge in parent._roots.items():
         # what reaches the acker for this root, plus the children's own acks, is the edge
         child_edges = reduce(xor, (ch._roots[root] for ch in children))

@@ -7,7 +7,9 @@ def test_same_seed_superstep_task_gives_same_ids():
 
 
 def test_ids_differ_by_seed_superstep_and_task():
-    first = {id_source(s, ss, t)() for s in (0, 1) for ss in (0, 1, 2**32) for t in (1, 2, 2**32 + 1)}
+    first = {
+        id_source(s, ss, t)() for s in (0, 1) for ss in (0, 1, 2**32) for t in (1, 2, 2**32 + 1)
+    }
     assert len(first) == 18
 
 

@@ -74,7 +74,8 @@ def test_reserved_component_ids(bad_id):
 def test_reserved_stream_ids():
     with pytest.raises(InvalidTopologyError, match=re.escape("'__tick'")):
         FeederSpout(Fields("x"), stream="__tick").declare_output_fields(
-            __import__("sparkstorm").OutputFieldsDeclarer("c"))
+            __import__("sparkstorm").OutputFieldsDeclarer("c")
+        )
 
 
 def test_duplicate_ids_and_bad_parallelism():

@@ -1,0 +1,14 @@
+"""The README's example topology runs as written (on the local engine here)."""
+
+import re
+from pathlib import Path
+
+
+def test_readme_example_runs():
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    block = re.search(r"## A topology in 20 lines\n\n```python\n(.*?)```", readme, re.S).group(1)
+    assert 'engine="spark"' in block
+    namespace = {}
+    exec(compile(block.replace('engine="spark"', 'engine="local"'), "README", "exec"), namespace)
+    assert namespace["result"].stats["sentences"]["acked"] == 500
+    assert namespace["result"].stats["sentences"]["failed"] == 0
