@@ -306,6 +306,15 @@ class SparkEngine:
         found = re.search(r"ComponentStateError: (.*)", text)
         if found:
             raise ComponentStateError(found.group(1).strip()) from None
+        if "exception was thrown from the Python worker" in text:
+            # Deterministic: the same input would raise again. Not an executor loss.
+            lines = [line for line in text.splitlines() if line.strip()]
+            detail = "\n".join(lines[-12:])
+            msg = (
+                f"superstep {superstep} raised in a Spark Python worker (is every module "
+                f"your components import installed on the executors?):\n{detail}"
+            )
+            raise SparkStormError(msg) from None
         self._lost_in_a_row += 1
         first_line = next((line for line in text.splitlines() if line.strip()), repr(exc))
         if self._lost_in_a_row > MAX_CONSECUTIVE_LOST:

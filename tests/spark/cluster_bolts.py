@@ -1,0 +1,54 @@
+"""Components for the multi-process Spark tests, importable by executors."""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+
+from sparkstorm import Bolt, Fields, Spout
+
+REGISTRY: dict = {"acked": set(), "failed": 0, "reasons": {}}
+"""Outcomes seen by the spout (which runs in the driver process)."""
+
+
+class ReplayingSpout(Spout):
+    """Emits ids 0..n-1 once each and replays every id that fails, as a queue would."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def open(self, conf, context, collector):
+        self.collector = collector
+        self.todo = deque(range(self.n))
+
+    def next_tuple(self):
+        if self.todo:
+            msg_id = self.todo.popleft()
+            self.collector.emit([msg_id], msg_id)
+
+    def ack(self, msg_id):
+        REGISTRY["acked"].add(msg_id)
+
+    def fail(self, msg_id, reason=None):
+        REGISTRY["failed"] += 1
+        kind = reason.kind if reason else "?"
+        REGISTRY["reasons"][kind] = REGISTRY["reasons"].get(kind, 0) + 1
+        self.todo.append(msg_id)
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("id"))
+
+
+class SlowIdentity(Bolt):
+    """Emits its input anchored, then acks; a little slow so a run spans many supersteps."""
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+
+    def execute(self, tup):
+        time.sleep(0.002)
+        self.collector.emit(tup.values, tup)
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("id"))

@@ -1,0 +1,86 @@
+"""A topology run on ``local-cluster[2,1,1024]`` (two executor JVMs), optionally killing one.
+
+Run as a script by tests/spark/test_cluster.py (one SparkContext per process); prints one
+JSON line with what happened.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from sparkstorm import Config, Fields, TopologyBuilder
+from sparkstorm.engines.spark import SparkEngine, create_session
+from sparkstorm.runtime.clock import WallClock
+from sparkstorm.runtime.superstep import TopologyRuntime
+from tests.scenarios.bolts import Ack
+from tests.spark.cluster_bolts import REGISTRY, ReplayingSpout, SlowIdentity
+
+
+def executor_pids() -> list[int]:
+    out = subprocess.run(
+        ["pgrep", "-f", "CoarseGrainedExecutorBackend"], capture_output=True, text=True, check=False
+    )
+    return [int(p) for p in out.stdout.split()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--messages", type=int, default=300)
+    parser.add_argument("--kill-after", type=int, default=0, help="kill an executor after N acks")
+    parser.add_argument("--deadline", type=float, default=150)
+    parser.add_argument("--timeout", type=int, default=4, help="message timeout, seconds")
+    args = parser.parse_args()
+    spark = create_session("local-cluster[2,1,1024]", {"spark.task.maxFailures": "4"})
+    spark.sparkContext.setLogLevel("ERROR")
+    builder = TopologyBuilder()
+    builder.set_spout("source", ReplayingSpout(args.messages))
+    builder.set_bolt("work", SlowIdentity(), 2).shuffle_grouping("source")
+    builder.set_bolt("sink", Ack(), 2).shuffle_grouping("work")
+    conf = Config()
+    conf.set_message_timeout_secs(args.timeout)
+    conf.set_max_spout_pending(40)
+    conf[Config.SPARKSTORM_SPOUT_BATCH] = 40
+    engine = SparkEngine(spark=spark)
+    runtime = TopologyRuntime("cluster", builder.create_topology(), conf, engine, WallClock())
+    killed = None
+    started = time.monotonic()
+    while time.monotonic() - started < args.deadline:
+        runtime.step()
+        acked = REGISTRY["acked"]
+        if args.kill_after and killed is None and len(acked) >= args.kill_after:
+            pids = executor_pids()
+            killed = pids[0] if pids else -1
+            if pids:
+                os.kill(pids[0], signal.SIGKILL)
+        if len(acked) == args.messages and runtime.idle():
+            break
+        if runtime.idle():
+            time.sleep(0.05)
+    runtime.kill()
+    print(
+        json.dumps(
+            {
+                "acked": sorted(REGISTRY["acked"]),
+                "failed": REGISTRY["failed"],
+                "reasons": REGISTRY["reasons"],
+                "killed": killed,
+                "executor_pids_at_end": executor_pids(),
+                "driver_pid": os.getpid(),
+                "worker_pids": sorted(engine.worker_pids),
+                "lost_supersteps": [e.message for e in runtime.errors if e.component == "__system"],
+                "seconds": round(time.monotonic() - started, 1),
+            }
+        )
+    )
+    spark.stop()
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

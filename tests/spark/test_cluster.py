@@ -1,0 +1,52 @@
+"""Beyond one process: executor JVMs apart from the driver, and one of them killed mid-run.
+
+Each test runs tests/spark/cluster_job.py in a subprocess: a process holds one
+SparkContext, and the suite's shared one is ``local[2]``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.spark
+ROOT = Path(__file__).resolve().parents[2]
+MESSAGES = 200
+
+
+def run_job(*args: str) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYSPARK_PYTHON": sys.executable}
+    proc = subprocess.run(
+        [sys.executable, "-m", "tests.spark.cluster_job", "--messages", str(MESSAGES), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_topology_runs_on_two_executor_jvms():
+    result = run_job("--timeout", "30")  # start-up supersteps are slow: no timeouts wanted
+    assert result["acked"] == list(range(MESSAGES))
+    assert result["failed"] == 0
+    assert result["driver_pid"] not in result["worker_pids"]
+    assert len(result["executor_pids_at_end"]) == 2
+
+
+def test_killed_executor_loses_nothing():
+    result = run_job("--kill-after", "60")
+    assert result["killed"] > 0, "no executor JVM was found to kill"
+    assert result["lost_supersteps"], "the kill did not cost a superstep"
+    # every message ends acked: what the dead executor held timed out and was replayed
+    assert result["acked"] == list(range(MESSAGES))
+    assert result["reasons"].get("timeout", 0) > 0
+    assert set(result["reasons"]) <= {"timeout"}
+    assert result["killed"] not in result["executor_pids_at_end"]
