@@ -16,9 +16,11 @@ import os
 import statistics
 import sys
 import time
+from pathlib import Path
 
 import pyarrow as pa
 
+from benchmarks.machine import machine
 from examples.word_count import build, generated_sentences, split_sentence
 from sparkstorm import Config, run
 
@@ -52,12 +54,28 @@ def sparkstorm_run(spark, sentences: list[str], ackers: int, batch: int) -> tupl
     }
 
 
+def report(lines: list[str], save: bool) -> None:
+    """Print the table; with ``save``, write it under docs/benchmarks/ with the machine."""
+    text = "\n".join([*lines, machine()]) + "\n"
+    print(text, end="")
+    if save:
+        out = Path(__file__).resolve().parent.parent / "docs" / "benchmarks" / "spark_engine.txt"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sentences", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--batch", type=int, default=20_000)
+    parser.add_argument(
+        "--save",
+        action="store_true",
+        help="also write the table to docs/benchmarks/spark_engine.txt",
+    )
     args = parser.parse_args()
+    lines: list[str] = []
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from sparkstorm.engines.spark import create_session
 
@@ -77,20 +95,21 @@ def main() -> None:
         tps, extra["off"] = sparkstorm_run(spark, sentences, 0, args.batch)
         results["acking off"].append(tps)
     base = statistics.median(results["baseline"])
-    print(
+    lines.append(
         f"spark local[2], word count, {args.sentences:,} sentences x 8 words, "
         f"spout batch {args.batch:,}, {args.rounds} interleaved rounds (median)"
     )
-    print(
+    lines.append(
         f"  session start-up {session_start:.1f}s; topology start-up "
         f"{extra['on']['startup']:.2f}s; supersteps per run {extra['on']['supersteps']}"
     )
     for name, values in results.items():
         tps = statistics.median(values)
-        print(f"  {name:<11} {tps:>10,.0f} tuples/s  {tps / base:5.2f}x baseline")
+        lines.append(f"  {name:<11} {tps:>10,.0f} tuples/s  {tps / base:5.2f}x baseline")
     on, off = statistics.median(results["acking on"]), statistics.median(results["acking off"])
-    print(f"  acking on/off: {on / off:.2f}")
+    lines.append(f"  acking on/off: {on / off:.2f}")
     spark.stop()
+    report(lines, args.save)
 
 
 if __name__ == "__main__":

@@ -83,11 +83,17 @@ class SpoutTask:
         collector = self.collector
         collector._begin(out, id_source(self.seed, superstep, self.task_id), now, superstep)
         start, pending, limit = collector.emitted, self.pending, self.max_pending
+        next_tuple = self.spout.next_tuple
         for _ in range(max_calls):
             if limit is not None and len(pending) >= limit:
                 break
             before = collector.emitted
-            if not self._guard(self.spout.next_tuple) or collector.emitted == before:
+            try:
+                next_tuple()
+            except Exception as exc:
+                collector.report_error(exc)
+                break
+            if collector.emitted == before:
                 break
         self.stats.emitted, self.stats.transferred = collector.emitted, collector.transferred
         return collector.emitted - start

@@ -62,6 +62,7 @@ class BasicBoltExecutor(Bolt):
         """Prepare the delegate and wrap the collector."""
         self.collector = collector
         self.basic = BasicOutputCollector(collector)
+        self._ack = collector.ack
         self.delegate.prepare(conf, context)
 
     def execute(self, tup: Tuple) -> None:
@@ -74,7 +75,7 @@ class BasicBoltExecutor(Bolt):
                 self.collector.report_error(exc)
             self.collector.fail(tup)
         else:
-            self.collector.ack(tup)
+            self._ack(tup)
 
     def cleanup(self) -> None:
         """Clean up the delegate."""

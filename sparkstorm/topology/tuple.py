@@ -58,9 +58,12 @@ class Tuple:
         self._ack_val = 0
 
     def __getitem__(self, key: int | str) -> Any:
-        if isinstance(key, str):
-            return self.values[self.fields.index(key)]
-        return self.values[key]
+        try:
+            return self.values[key]  # type: ignore[index]
+        except TypeError:
+            if isinstance(key, str):
+                return self.values[self.fields.index(key)]
+            raise
 
     def get(self, field: str) -> Any:
         """The value of ``field``; ``KeyError`` naming the declared fields if absent."""

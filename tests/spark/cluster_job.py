@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 
-from sparkstorm import Config, Fields, TopologyBuilder
+from sparkstorm import Config, TopologyBuilder
 from sparkstorm.engines.spark import SparkEngine, create_session
 from sparkstorm.runtime.clock import WallClock
 from sparkstorm.runtime.superstep import TopologyRuntime
