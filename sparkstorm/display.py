@@ -1,36 +1,70 @@
-"""Terminal display of per-component statistics (Storm UI's columns), with rich."""
+"""Terminal display of per-component statistics (Storm UI's columns), with rich.
+
+Spouts and bolts get a table each, with the columns Storm UI shows for them; the JSON
+statistics (``--stats-json``) hold every counter of every component.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from rich import box
+from rich.console import Group
 from rich.table import Table
 
-COLUMNS = [
+SPOUT_COLUMNS = [
     ("emitted", "Emitted"),
-    ("transferred", "Transferred"),
-    ("executed", "Executed"),
-    ("execute_latency_ms", "Exec lat (ms)"),
+    ("transferred", "Xferred"),
     ("acked", "Acked"),
     ("failed", "Failed"),
-    ("complete_latency_ms", "Complete lat (ms)"),
+    ("complete_latency_ms", "Cmpl ms"),
+    ("complete_latency_p99_ms", "p99 ms"),
+]
+BOLT_COLUMNS = [
+    ("executed", "Executed"),
+    ("execute_latency_ms", "Exec ms"),
+    ("process_latency_ms", "Proc ms"),
+    ("capacity", "Cap"),
+    ("emitted", "Emitted"),
+    ("acked", "Acked"),
+    ("failed", "Failed"),
 ]
 
 
-def stats_table(stats: dict[str, dict[str, Any]], title: str) -> Table:
-    """A table with one row per component, ``__acker`` last."""
-    table = Table(title=title, title_justify="left")
-    table.add_column("Component")
-    table.add_column("Tasks", justify="right")
-    for _, header in COLUMNS:
-        table.add_column(header, justify="right")
-    table.add_column("Failed by reason")
-    for component in sorted(stats, key=lambda c: (c.startswith("__"), c)):
-        row = stats[component]
-        cells = []
-        for key, _ in COLUMNS:
-            value = row.get(key, 0)
-            cells.append(f"{value:,.2f}" if isinstance(value, float) else f"{value:,}")
-        reasons = ", ".join(f"{k}: {v:,}" for k, v in sorted(row["fail_reasons"].items()))
-        table.add_row(component, str(row["tasks"]), *cells, reasons)
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}" if value < 10 else f"{value:,.0f}"
+    return f"{value:,}"
+
+
+def _table(
+    title: str,
+    columns: list[tuple[str, str]],
+    rows: list[tuple[str, dict[str, Any]]],
+    reasons: bool,
+) -> Table:
+    table = Table(
+        title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1)
+    )
+    table.add_column("Component", no_wrap=True)
+    for _, header in columns:
+        table.add_column(header, justify="right", no_wrap=True)
+    if reasons:
+        table.add_column("Fail reasons")
+    for component, row in rows:
+        cells = [_cell(row.get(key, 0)) for key, _ in columns]
+        if reasons:
+            cells.append(", ".join(f"{k} {v:,}" for k, v in sorted(row["fail_reasons"].items())))
+        table.add_row(component, *cells)
     return table
+
+
+def stats_table(stats: dict[str, dict[str, Any]], title: str) -> Group:
+    """The spouts' table, then the bolts' (``__acker`` last), under ``title``."""
+    spouts = sorted((c, r) for c, r in stats.items() if r.get("kind") == "spout")
+    bolts = sorted((c, r) for c, r in stats.items() if r.get("kind") == "bolt")
+    bolts += [(c, r) for c, r in stats.items() if r.get("kind") == "acker"]
+    return Group(
+        _table(f"{title}\nSpouts", SPOUT_COLUMNS, spouts, reasons=True),
+        _table("Bolts", BOLT_COLUMNS, bolts, reasons=False),
+    )

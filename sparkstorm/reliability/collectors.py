@@ -15,6 +15,7 @@ the combined ack, so per root the acker sees messages in the order they were sen
 from __future__ import annotations
 
 import logging
+import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -147,6 +148,7 @@ class OutputCollector(_Emitter):
         self._explicit = FailReason("explicit", self._component_id, task_id)
         self.acked = 0
         self.failed = 0
+        self.process_secs = 0.0
 
     def emit(
         self,
@@ -273,6 +275,9 @@ class OutputCollector(_Emitter):
     def ack(self, tup: Tuple) -> None:
         """Mark ``tup`` processed: its edge leaves its trees, its children's edges join."""
         self.acked += 1
+        received = tup._received
+        if received:
+            self.process_secs += time.time() - received
         roots = tup._roots
         if roots:
             acks, ack_val = self._acks, tup._ack_val

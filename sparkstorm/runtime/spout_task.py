@@ -112,7 +112,7 @@ class SpoutTask:
         if entry is None:
             return  # already timed out: the outcome comes too late and is ignored
         if stream == ACKER_ACK_STREAM_ID:
-            self.stats.complete_latency_sum += tup.values[1]
+            self.stats.complete_latencies.append(tup.values[1])
             self._call_ack(entry[0])
         elif stream == ACKER_FAIL_STREAM_ID:
             self._call_fail(entry[0], tup.values[1])

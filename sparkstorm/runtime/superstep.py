@@ -25,7 +25,7 @@ from sparkstorm.config import (
 )
 from sparkstorm.engines.base import Engine
 from sparkstorm.reliability.collectors import ReportedError, Row
-from sparkstorm.runtime.clock import Clock
+from sparkstorm.runtime.clock import Clock, WallClock
 from sparkstorm.runtime.metrics import TaskStats, by_component
 from sparkstorm.runtime.spout_task import SpoutTask
 from sparkstorm.topology.builder import Topology
@@ -206,4 +206,8 @@ class TopologyRuntime:
     def stats(self) -> dict[str, dict[str, Any]]:
         """Per-component statistics (Storm UI's names), ``__acker`` included."""
         tasks = [s.stats for s in self.spouts.values()] + list(self.bolt_stats.values())
-        return by_component(tasks)
+        stats = by_component(tasks, self.now() if isinstance(self.clock, WallClock) else 0.0)
+        for component, row in stats.items():
+            spec = self.plan.components.get(component)
+            row["kind"] = "acker" if spec is None else "spout" if spec.is_spout else "bolt"
+        return stats

@@ -131,7 +131,9 @@ class BoltTask:
             for tup in tuples:
                 collector._fail(tup, reason)
         else:
+            wall = time.time
             for tup in tuples:
+                tup._received = wall()  # for process latency (Storm: receipt to ack)
                 try:
                     execute(tup)
                 except Exception as exc:
@@ -144,6 +146,7 @@ class BoltTask:
         stats.executed += len(tuples)
         stats.emitted, stats.transferred = collector.emitted, collector.transferred
         stats.acked, stats.failed = collector.acked, collector.failed
+        stats.process_secs = collector.process_secs
 
     def cleanup(self) -> None:
         """Call the bolt's ``cleanup``; errors are reported, not raised."""

@@ -89,3 +89,4 @@ def restore_stats(task: BoltTask, stats: TaskStats) -> None:
     collector = task.collector
     collector.emitted, collector.transferred = stats.emitted, stats.transferred
     collector.acked, collector.failed = stats.acked, stats.failed
+    collector.process_secs = stats.process_secs

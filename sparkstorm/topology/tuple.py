@@ -32,6 +32,7 @@ class Tuple:
 
     __slots__ = (
         "_ack_val",
+        "_received",
         "_roots",
         "fields",
         "source_component",
@@ -56,6 +57,7 @@ class Tuple:
         self.source_task = source_task
         self._roots = roots
         self._ack_val = 0
+        self._received = 0.0
 
     def __getitem__(self, key: int | str) -> Any:
         try:
@@ -90,6 +92,7 @@ class Tuple:
             self.source_task,
             self._roots,
             self._ack_val,
+            self._received,
         )
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
@@ -101,6 +104,7 @@ class Tuple:
             self.source_task,
             self._roots,
             self._ack_val,
+            self._received,
         ) = state
 
     def __repr__(self) -> str:
