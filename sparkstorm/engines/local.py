@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from itertools import chain
 
+from sparkstorm.config import TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE
 from sparkstorm.engines.base import Captured, StepResult
+from sparkstorm.engines.rows import KIND_TUPLES, RowCodec, new_columns
 from sparkstorm.reliability.collectors import ReportedError, Row
 from sparkstorm.runtime.task_runner import BoltTask
 from sparkstorm.topology.plan import Plan
@@ -34,6 +36,8 @@ class LocalEngine:
             task.prepare()
         self._ackers = frozenset(plan.acker_tasks)
         self._capture = capture
+        # Storm's topology.testing.always.try.serialize: catch here what Spark would reject
+        self._codec = RowCodec(plan) if plan.conf[TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE] else None
 
     def superstep(self, rows: list[Row], superstep: int, now: float) -> StepResult:
         """Deliver the held rows and ``rows`` one hop; keep what the tasks emit."""
@@ -61,6 +65,8 @@ class LocalEngine:
             if task.collector.errors:
                 errors.extend(task.collector.errors)
                 task.collector.errors.clear()
+        if self._codec is not None:
+            self._codec.envelopes(chain(rows, emitted), 0, KIND_TUPLES, new_columns())
         self._in_flight = emitted
         stats = [self._tasks[t].stats for t in inbox]
         return StepResult(outcomes, len(emitted), stats, errors, captured)

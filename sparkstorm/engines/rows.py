@@ -16,10 +16,12 @@ constants), ``count`` (tuples in the envelope) and ``payload``.
 from __future__ import annotations
 
 import pickle
+from collections.abc import Iterable
 from typing import Any
 
 import pyarrow as pa
 
+from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.reliability.collectors import Row
 from sparkstorm.reliability.streams import (
     ACK_FIELDS,
@@ -103,7 +105,7 @@ class RowCodec:
         return self._fields.get((component, stream)) or _SYSTEM_FIELDS[stream]
 
     def envelopes(
-        self, rows: list[Row], ord_: int, kind: int, columns: dict[str, list[Any]]
+        self, rows: Iterable[Row], ord_: int, kind: int, columns: dict[str, list[Any]]
     ) -> int:
         """Append one envelope row per destination task of ``rows`` to ``columns``."""
         runs: dict[int, list[_Run]] = {}
@@ -121,16 +123,35 @@ class RowCodec:
                 run[2].append(tup.values)
                 run[3].append(tup._roots)
         for task, task_runs in runs.items():
-            append_row(
-                columns,
-                task,
-                self.part_of.get(task, 0),
-                ord_,
-                kind,
-                counts[task],
-                pickle.dumps(task_runs, protocol=5),
-            )
-        return len(rows)
+            try:
+                payload = pickle.dumps(task_runs, protocol=5)
+            except Exception as exc:
+                raise self._unserializable(task_runs, exc) from exc
+            append_row(columns, task, self.part_of.get(task, 0), ord_, kind, counts[task], payload)
+        return sum(counts.values())
+
+    def _unserializable(self, task_runs: list[_Run], exc: Exception) -> InvalidTopologyError:
+        """An error naming the component, stream and field whose value cannot be pickled."""
+        for src_task, stream, values_list, _ in task_runs:
+            component = self.component_of(src_task)
+            fields = self.fields_of(component, stream)
+            for values in values_list:
+                for i, value in enumerate(values):
+                    try:
+                        pickle.dumps(value, protocol=5)
+                    except Exception as err:
+                        name = fields[i] if i < len(fields) else str(i)
+                        msg = (
+                            f"component {component!r} emitted a value that cannot be "
+                            f"serialized on stream {stream!r}, field {name!r}: "
+                            f"{type(value).__name__} ({err}); emit plain data (str, int, "
+                            f"float, bytes, lists, dicts) and keep clients inside the bolt"
+                        )
+                        return InvalidTopologyError(
+                            msg, component=component, stream=stream, field=name
+                        )
+        msg = f"tuples could not be serialized: {exc}"
+        return InvalidTopologyError(msg)
 
     def tuples(self, payload: bytes) -> list[Tuple]:
         """The tuples of one envelope, in emission order."""

@@ -54,7 +54,7 @@ from sparkstorm.engines.rows import (
     new_columns,
     to_batch,
 )
-from sparkstorm.errors import ComponentStateError, SparkStormError
+from sparkstorm.errors import ComponentStateError, InvalidTopologyError, SparkStormError
 from sparkstorm.reliability.collectors import ReportedError, Row
 from sparkstorm.runtime.metrics import TaskStats
 from sparkstorm.runtime.task_runner import BoltTask
@@ -303,9 +303,12 @@ class SparkEngine:
 
     def _lost(self, exc: Exception, superstep: int, now: float) -> StepResult:
         text = str(exc)
-        found = re.search(r"ComponentStateError: (.*)", text)
-        if found:
-            raise ComponentStateError(found.group(1).strip()) from None
+        found = re.search(r"(ComponentStateError|InvalidTopologyError): (.*)", text)
+        if found:  # a user error raised in the executor: the same on every retry
+            kind = {"ComponentStateError": ComponentStateError}.get(
+                found.group(1), InvalidTopologyError
+            )
+            raise kind(found.group(2).strip()) from None
         if "exception was thrown from the Python worker" in text:
             # Deterministic: the same input would raise again. Not an executor loss.
             lines = [line for line in text.splitlines() if line.strip()]

@@ -51,7 +51,8 @@ def run(
 ) -> RunResult:
     """Run ``topology`` on ``engine`` and return its statistics when it stops.
 
-    It stops when it is idle (``until_idle``, the default without ``duration``), after
+    It stops when it is idle (``until_idle``, the default without ``duration``: nothing in
+    flight, spouts emit nothing, and every tracked message has had its outcome), after
     ``duration`` seconds, or on Ctrl-C: spouts stop being asked for tuples, in-flight
     trees get up to the message timeout to finish, what is still pending fails back to
     its spout with reason ``shutdown``, and spouts are closed. Called on the driver;
@@ -72,8 +73,8 @@ def run(
     try:
         while not stop.is_set():
             runtime.step()
-            if until_idle and runtime.idle():
-                break
+            if until_idle and runtime.idle() and not runtime.pending_count():
+                break  # nothing in flight and every tracked message has its outcome
             if duration is not None and runtime.now() >= duration:
                 break
             if on_progress is not None and time.monotonic() >= next_report:

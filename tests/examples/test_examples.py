@@ -1,0 +1,56 @@
+"""Every example runs as it is, briefly, on every engine, and does what it says."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from examples import exclamation, join, rolling_top_words, word_count
+from sparkstorm import Config, run
+
+
+def run_example(engine, spark, topology, conf):
+    result = run(topology, conf, engine=engine, spark=spark if engine == "spark" else None)
+    assert result.errors == []
+    return result
+
+
+def test_word_count(engine, request):
+    spark = request.getfixturevalue("spark") if engine == "spark" else None
+    sentences = word_count.SENTENCES * 40
+    topology, conf = word_count.build(sentences)
+    conf[Config.SPARKSTORM_CAPTURE] = ["count"]
+    result = run_example(engine, spark, topology, conf)
+    expected = Counter(w for s in sentences for w in s.split())
+    final = {}
+    for word, count in result.captured[("count", "default")]:
+        final[word] = max(count, final.get(word, 0))
+    assert final == dict(expected)
+    assert result.stats["sentences"]["acked"] == len(sentences)
+    assert result.stats["sentences"]["failed"] == 0
+
+
+def test_exclamation(engine, request):
+    spark = request.getfixturevalue("spark") if engine == "spark" else None
+    result = run_example(engine, spark, *exclamation.topology(200))
+    words = [v[0] for v in result.captured[("exclaim2", "default")]]
+    assert len(words) == 200
+    assert all(w.endswith("!!!!!!") and w[:-6] in exclamation.WORDS for w in words)
+    assert (result.stats["word"]["acked"], result.stats["word"]["failed"]) == (200, 0)
+
+
+def test_rolling_top_words_acks_buffered_tuples_on_ticks(engine, request):
+    spark = request.getfixturevalue("spark") if engine == "spark" else None
+    result = run_example(engine, spark, *rolling_top_words.topology(1000))
+    assert (result.stats["words"]["acked"], result.stats["words"]["failed"]) == (1000, 0)
+    assert result.stats["counter"]["executed"] > 1000  # the words, plus tick tuples
+    latest = result.captured[("rankings", "default")][-1][0]
+    assert latest[0][0] == "word0"  # the most frequent word of the skewed stream
+
+
+def test_join_anchors_to_both_inputs(engine, request):
+    spark = request.getfixturevalue("spark") if engine == "spark" else None
+    result = run_example(engine, spark, *join.topology(50))
+    joined = sorted(result.captured[("join", "default")])
+    assert joined == [[i, ["male", "female"][i % 2], 18 + i % 42] for i in range(50)]
+    for spout in ("gender", "age"):
+        assert (result.stats[spout]["acked"], result.stats[spout]["failed"]) == (50, 0)
