@@ -1,0 +1,208 @@
+"""``RabbitMQSpout``: at-least-once from a RabbitMQ queue.
+
+Delivery guarantee: **at-least-once**. A delivery is acked to RabbitMQ only when its tuple
+tree completes (the spout's ``ack``). When the tree fails, the message goes back to the
+queue; after ``max_retries`` failed attempts it goes to ``dead_letter_queue`` instead,
+with the last failure reason and the attempt count in its headers. If the driver dies,
+RabbitMQ hands every unacked delivery to the next consumer (Storm's "spout task dies").
+
+Attempts are counted in a header on a republished copy (``x-sparkstorm-attempts``), so
+the count survives the consumer's death and works on classic and quorum queues alike: on
+a failure the spout publishes the message again (with publisher confirms) with the count
+raised, then acks the original. A crash between the two leaves a duplicate, never a loss.
+Without ``max_retries`` a failed delivery is simply rejected with requeue.
+
+The message id of a tuple is (connection generation, delivery tag). After a lost
+connection the spout reconnects with a new generation; outcomes for deliveries of the old
+connection are ignored, since RabbitMQ has already requeued them (no double ack).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from typing import Any
+
+import pika
+import pika.exceptions
+
+from sparkstorm._types import FailReason
+from sparkstorm.reliability.spout_collector import SpoutOutputCollector
+from sparkstorm.topology.components import Spout
+from sparkstorm.topology.context import TopologyContext
+from sparkstorm.topology.declarers import OutputFieldsDeclarer
+from sparkstorm.topology.fields import Fields
+
+log = logging.getLogger(__name__)
+
+ATTEMPTS_HEADER = "x-sparkstorm-attempts"
+REASON_HEADER = "x-sparkstorm-last-failure"
+RECONNECT_SECS = 1.0
+FIRST_FETCH_SECS = 0.3
+_CONNECTION_ERRORS = (pika.exceptions.AMQPError, OSError)
+
+
+class RabbitMQSpout(Spout):
+    """Consumes ``queue`` at ``url``; emits ``(body,)``; acks a delivery when its tree completes.
+
+    Parameters
+    ----------
+    url
+        An AMQP URL, e.g. ``amqp://guest:guest@127.0.0.1:5672/%2F``.
+    queue
+        The queue to consume (declared durable if it does not exist).
+    max_retries
+        Failed attempts after which a message is dead-lettered; None: retry forever.
+    dead_letter_queue
+        Where messages go after ``max_retries`` (declared durable); needed with
+        ``max_retries``.
+    prefetch
+        RabbitMQ's prefetch count (unacked deliveries held by this consumer); default:
+        ``topology.max.spout.pending``, else 1000.
+    decode
+        Text encoding of bodies; None emits bytes.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(
+        self,
+        url: str,
+        queue: str,
+        *,
+        max_retries: int | None = None,
+        dead_letter_queue: str | None = None,
+        prefetch: int | None = None,
+        decode: str | None = "utf-8",
+    ) -> None:
+        if max_retries is not None and not dead_letter_queue:
+            msg = f"RabbitMQSpout({queue!r}): max_retries needs a dead_letter_queue to send to"
+            raise ValueError(msg)
+        self.url, self.queue = url, queue
+        self.max_retries, self.dead_letter_queue = max_retries, dead_letter_queue
+        self.prefetch, self.decode = prefetch, decode
+
+    def declare_output_fields(self, declarer: OutputFieldsDeclarer) -> None:
+        """One field, ``body``."""
+        declarer.declare(Fields("body"))
+
+    def open(
+        self, conf: dict[str, Any], context: TopologyContext, collector: SpoutOutputCollector
+    ) -> None:
+        """Connect and start consuming."""
+        self.collector = collector
+        self.prefetch = self.prefetch or conf.get("topology.max.spout.pending") or 1000
+        self.connection_name = f"sparkstorm:{context.get_this_component_id()}:{self.queue}"
+        self.generation = 0
+        self.connection: Any = None
+        self.channel: Any = None  # both set by _connect
+        self.buffer: deque[tuple[Any, Any, bytes]] = deque()
+        self.in_flight: dict[int, tuple[Any, bytes]] = {}
+        self.next_attempt = 0.0
+        self._connect()
+
+    def _connect(self) -> None:
+        params = pika.URLParameters(self.url)
+        params.client_properties = {"connection_name": self.connection_name}
+        self.connection = pika.BlockingConnection(params)
+        self.channel = self.connection.channel()
+        self.channel.confirm_delivery()
+        self.channel.queue_declare(self.queue, durable=True)
+        if self.dead_letter_queue:
+            self.channel.queue_declare(self.dead_letter_queue, durable=True)
+        self.channel.basic_qos(prefetch_count=self.prefetch)
+        self.channel.basic_consume(self.queue, self._on_message)
+        self.generation += 1
+        self.buffer.clear()
+        self.in_flight.clear()
+        # Let the broker push the first prefetch window, so that a run "until idle" on a
+        # filled queue does not stop before the first delivery has arrived.
+        self.connection.process_data_events(time_limit=FIRST_FETCH_SECS)
+
+    def _on_message(self, channel: Any, method: Any, properties: Any, body: bytes) -> None:
+        self.buffer.append((method, properties, body))
+
+    def next_tuple(self) -> None:
+        """Emit one buffered delivery; pump the connection without waiting. Never blocks."""
+        try:
+            if self.connection is None or not self.connection.is_open:
+                if time.monotonic() < self.next_attempt:
+                    return
+                self._reconnect()
+            if not self.buffer:
+                self.connection.process_data_events(time_limit=0)
+            if self.buffer:
+                method, properties, body = self.buffer.popleft()
+                tag = method.delivery_tag
+                self.in_flight[tag] = (properties, body)
+                value = body.decode(self.decode) if self.decode else body
+                self.collector.emit([value], msg_id=(self.generation, tag))
+        except _CONNECTION_ERRORS as exc:
+            self._lost(exc)
+
+    def _reconnect(self) -> None:
+        try:
+            self._connect()
+            log.warning("RabbitMQSpout reconnected to queue %r", self.queue)
+        except _CONNECTION_ERRORS as exc:
+            self._lost(exc)
+
+    def _lost(self, exc: BaseException) -> None:
+        log.warning(
+            "RabbitMQSpout lost its connection (%s); unacked deliveries return to "
+            "queue %r and will be redelivered",
+            exc,
+            self.queue,
+        )
+        self._close_quietly()
+        self.connection = None
+        self.next_attempt = time.monotonic() + RECONNECT_SECS
+
+    def ack(self, msg_id: Any) -> None:
+        """Ack the delivery to RabbitMQ: its tree completed."""
+        generation, tag = msg_id
+        if generation != self.generation or self.in_flight.pop(tag, None) is None:
+            return  # from a lost connection: RabbitMQ already requeued it
+        try:
+            self.channel.basic_ack(tag)
+        except _CONNECTION_ERRORS as exc:
+            self._lost(exc)
+
+    def fail(self, msg_id: Any, reason: FailReason | None = None) -> None:
+        """Return the message to the queue, or dead-letter it after ``max_retries``."""
+        generation, tag = msg_id
+        entry = self.in_flight.pop(tag, None) if generation == self.generation else None
+        if entry is None:
+            return
+        try:
+            if self.max_retries is None:
+                self.channel.basic_nack(tag, requeue=True)
+                return
+            properties, body = entry
+            headers = dict(properties.headers or {})
+            attempts = int(headers.get(ATTEMPTS_HEADER, 0)) + 1
+            headers[ATTEMPTS_HEADER] = attempts
+            headers[REASON_HEADER] = str(reason) if reason is not None else "unknown"
+            target = self.dead_letter_queue if attempts >= self.max_retries else self.queue
+            copy = pika.BasicProperties(
+                headers=headers,
+                delivery_mode=properties.delivery_mode,
+                content_type=properties.content_type,
+                message_id=properties.message_id,
+            )
+            self.channel.basic_publish("", target, body, copy)  # confirmed: then ack
+            self.channel.basic_ack(tag)
+        except _CONNECTION_ERRORS as exc:
+            self._lost(exc)
+
+    def close(self) -> None:
+        """Close the connection; unacked deliveries return to the queue."""
+        self._close_quietly()
+
+    def _close_quietly(self) -> None:
+        try:
+            if self.connection is not None and self.connection.is_open:
+                self.connection.close()
+        except _CONNECTION_ERRORS:
+            pass

@@ -1,0 +1,212 @@
+"""At-least-once end to end against the real RabbitMQ and PostgreSQL on loopback."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pika
+import psycopg
+import pytest
+from psycopg import sql
+
+from examples.word_count import generated_sentences
+from sparkstorm.connectors.rabbitmq import ATTEMPTS_HEADER, REASON_HEADER, RabbitMQSpout
+from sparkstorm.engines import make_engine
+from sparkstorm.runtime.clock import WallClock
+from sparkstorm.runtime.superstep import TopologyRuntime
+from tests.connectors.topologies import (
+    DSN,
+    URL,
+    WORDS_PER_SENTENCE,
+    CheckingSpout,
+    create_words_table,
+    row_count,
+    words_topology,
+)
+
+pytestmark = pytest.mark.services
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def channel():
+    try:
+        connection = pika.BlockingConnection(pika.URLParameters(URL))
+    except pika.exceptions.AMQPError as exc:
+        pytest.fail(
+            f"RabbitMQ is not reachable at 127.0.0.1:5672 ({exc!r}); start it with "
+            f"'rabbitmq-server -detached'"
+        )
+    ch = connection.channel()
+    yield ch
+    connection.close()
+
+
+@pytest.fixture
+def queue(channel):
+    names = [f"sparkstorm-test-{uuid.uuid4().hex[:10]}"]
+    channel.queue_declare(names[0], durable=True)
+    yield names[0]
+    for name in (names[0], names[0] + "-dlq"):
+        channel.queue_delete(name)
+
+
+@pytest.fixture
+def table():
+    name = f"sparkstorm_test_{uuid.uuid4().hex[:10]}"
+    try:
+        create_words_table(name)
+    except psycopg.OperationalError as exc:
+        pytest.fail(
+            f"PostgreSQL is not reachable at 127.0.0.1:5432 ({exc}); start it with "
+            f"'pg_ctlcluster --skip-systemctl-redirect 15 main start'"
+        )
+    yield name
+    with psycopg.connect(DSN, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(name)))
+
+
+def publish(channel, queue, count, poison=0):
+    for i, sentence in enumerate(generated_sentences(count, vocabulary=300)):
+        channel.basic_publish("", queue, f"{i}|{sentence}".encode())
+    for j in range(poison):
+        channel.basic_publish("", queue, f"{count + j}|poison pill".encode())
+
+
+def queue_depth(channel, queue):
+    return channel.queue_declare(queue, passive=True).method.message_count
+
+
+def run_until(runtime, done, deadline_secs):
+    deadline = time.monotonic() + deadline_secs
+    while time.monotonic() < deadline:
+        runtime.step()
+        if runtime.idle():
+            if done():
+                return
+            time.sleep(0.02)
+    msg = f"not done after {deadline_secs}s: pending {runtime.pending_count()}"
+    raise AssertionError(msg)
+
+
+def test_10k_messages_with_failures_on_spark_lose_nothing(channel, queue, table, spark):
+    messages = 10_000
+    publish(channel, queue, messages)
+    topology, conf = words_topology(queue, table, fail_rate=0.1, max_pending=2000)
+    runtime = TopologyRuntime("mq", topology, conf, make_engine("spark", spark=spark), WallClock())
+    spout = next(iter(runtime.spouts.values())).spout
+    run_until(
+        runtime,
+        lambda: row_count(table) == messages * WORDS_PER_SENTENCE and not runtime.pending_count(),
+        600,
+    )
+    stats = runtime.stats()["sentences"]
+    runtime.kill()
+    assert row_count(table) == messages * WORDS_PER_SENTENCE  # every message's words
+    assert spout.acked == messages and spout.violations == []  # acked only after commit
+    assert stats["fail_reasons"].get("explicit", 0) > 500  # ~10% failed, then redelivered
+    assert queue_depth(channel, queue) == 0  # nothing left, nothing unacked
+
+
+def test_killed_driver_loses_nothing_and_duplicates_only_in_flight(channel, queue, table):
+    messages, max_pending = 3000, 200
+    publish(channel, queue, messages)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = [
+        sys.executable,
+        "-m",
+        "tests.connectors.driver_job",
+        queue,
+        table,
+        str(messages * WORDS_PER_SENTENCE),
+    ]
+    first = subprocess.Popen(
+        args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 120
+    while row_count(table) < 4000 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=30)
+    assert 0 < row_count(table) < messages * WORDS_PER_SENTENCE, "kill was not mid-run"
+    second = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert row_count(table) == messages * WORDS_PER_SENTENCE  # no message lost
+    with psycopg.connect(DSN) as conn:
+        (duplicated,) = conn.execute(
+            sql.SQL("SELECT count(DISTINCT sentence_id) FROM {} WHERE writes > 1").format(
+                sql.Identifier(table)
+            )
+        ).fetchone()
+    # only messages in flight at the kill (at most max spout pending) were processed twice
+    assert duplicated <= max_pending
+    assert queue_depth(channel, queue) == 0
+
+
+def test_poison_message_is_dead_lettered_with_its_reason(channel, queue, table):
+    dlq = queue + "-dlq"
+    publish(channel, queue, 20, poison=1)
+    spout = CheckingSpout(URL, queue, table, max_retries=3, dead_letter_queue=dlq)
+    topology, conf = words_topology(queue, table, spout=spout)
+    runtime = TopologyRuntime("dlq", topology, conf, make_engine("local"), WallClock())
+    run_until(
+        runtime,
+        lambda: queue_depth(channel, dlq) == 1 and row_count(table) == 20 * WORDS_PER_SENTENCE,
+        120,
+    )
+    runtime.kill()
+    assert spout_of(runtime).violations == []  # every ack came after the commit
+    _, properties, body = channel.basic_get(dlq, auto_ack=True)
+    assert body == b"20|poison pill"
+    assert properties.headers[ATTEMPTS_HEADER] == 3
+    assert "explicit by split:" in properties.headers[REASON_HEADER]
+    assert queue_depth(channel, queue) == 0
+
+
+def test_connection_dropped_by_the_broker_recovers_with_nothing_lost(channel, queue, table):
+    messages = 2000
+    publish(channel, queue, messages)
+    topology, conf = words_topology(queue, table, spout=RabbitMQSpout(URL, queue))
+    runtime = TopologyRuntime("drop", topology, conf, make_engine("local"), WallClock())
+    spout = next(iter(runtime.spouts.values())).spout
+    deadline = time.monotonic() + 60
+    while row_count(table) < 2000 and time.monotonic() < deadline:
+        runtime.step()
+    closed = close_connections(spout.connection_name)
+    assert closed, "found no connection to close"
+    run_until(
+        runtime,
+        lambda: row_count(table) == messages * WORDS_PER_SENTENCE and not runtime.pending_count(),
+        180,
+    )
+    runtime.kill()
+    assert spout.generation >= 2  # it reconnected
+    assert row_count(table) == messages * WORDS_PER_SENTENCE
+    assert queue_depth(channel, queue) == 0
+
+
+def spout_of(runtime):
+    return next(iter(runtime.spouts.values())).spout
+
+
+def close_connections(name: str) -> int:
+    listing = subprocess.run(
+        ["rabbitmqctl", "-q", "list_connections", "pid", "client_properties"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    pids = [line.split()[0] for line in listing.splitlines() if name in line]
+    for pid in pids:
+        subprocess.run(
+            ["rabbitmqctl", "close_connection", pid, "test: broker-side close"],
+            capture_output=True,
+            check=True,
+        )
+    return len(pids)
