@@ -23,18 +23,7 @@ import pyarrow as pa
 
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.reliability.collectors import Row
-from sparkstorm.reliability.streams import (
-    ACK_FIELDS,
-    ACKER_ACK_STREAM_ID,
-    ACKER_COMPONENT_ID,
-    ACKER_FAIL_STREAM_ID,
-    ACKER_INIT_STREAM_ID,
-    ACKER_RESET_TIMEOUT_STREAM_ID,
-    FAIL_FIELDS,
-    INIT_FIELDS,
-    RESET_FIELDS,
-    RESULT_FIELDS,
-)
+from sparkstorm.reliability.streams import ACKER_COMPONENT_ID, FIELDS_BY_STREAM, RESULT_FIELDS
 from sparkstorm.topology.fields import Fields
 from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import (
@@ -71,13 +60,7 @@ ARROW_SCHEMA = pa.schema(
 
 _Run = tuple[int, str, list[list[Any]], list[dict[int, int] | None]]
 
-_SYSTEM_FIELDS = {
-    ACKER_INIT_STREAM_ID: INIT_FIELDS,
-    ACKER_ACK_STREAM_ID: ACK_FIELDS,
-    ACKER_FAIL_STREAM_ID: FAIL_FIELDS,
-    ACKER_RESET_TIMEOUT_STREAM_ID: RESET_FIELDS,
-    TICK_STREAM_ID: TICK_FIELDS,
-}
+_SYSTEM_FIELDS = {**FIELDS_BY_STREAM, TICK_STREAM_ID: TICK_FIELDS}
 
 
 class RowCodec:

@@ -108,6 +108,21 @@ class _Emitter:
             raise InvalidTopologyError(msg, component=self._component_id, stream=stream)
         return route
 
+    def _direct(
+        self, stream: str, values: Sequence[Any], task: int
+    ) -> tuple[StreamRoute, list[Any], list[int]]:
+        """Route, values and the one target of an ``emit_direct``, checked."""
+        values = values if type(values) is list else list(values)
+        route = self._route(stream, values, direct=True)
+        return route, values, self._direct_target(route, task)
+
+    def _account(self, route: StreamRoute, targets: list[int], values: list[Any]) -> None:
+        """Count one emit and its transfers; record it when the component is captured."""
+        self.emitted += 1
+        self.transferred += len(targets)
+        if self._captured is not None:
+            self._captured.append((self._component_id, route.stream_id, values))
+
     def _direct_target(self, route: StreamRoute, task: int) -> list[int]:
         if task not in route.direct_tasks:
             msg = (
@@ -207,9 +222,7 @@ class OutputCollector(_Emitter):
         stream: str = DEFAULT_STREAM_ID,
     ) -> None:
         """Emit to one ``task``, which must subscribe to the direct ``stream``."""
-        values = values if type(values) is list else list(values)
-        route = self._route(stream, values, direct=True)
-        self._send(route, self._direct_target(route, task), values, anchors)
+        self._send(*self._direct(stream, values, task), anchors)
 
     def _send(
         self,
@@ -218,10 +231,7 @@ class OutputCollector(_Emitter):
         values: list[Any],
         anchors: Tuple | Sequence[Tuple] | None,
     ) -> None:
-        self.emitted += 1
-        self.transferred += len(targets)
-        if self._captured is not None:
-            self._captured.append((self._component_id, route.stream_id, values))
+        self._account(route, targets, values)
         if not targets:
             return
         out, fields, component, stream, task = (

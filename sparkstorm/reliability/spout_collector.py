@@ -68,17 +68,12 @@ class SpoutOutputCollector(_Emitter):
         stream: str = DEFAULT_STREAM_ID,
     ) -> None:
         """Emit to one ``task``, which must subscribe to the direct ``stream``."""
-        values = values if type(values) is list else list(values)
-        route = self._route(stream, values, direct=True)
-        self._send(route, self._direct_target(route, task), values, msg_id)
+        self._send(*self._direct(stream, values, task), msg_id)
 
     def _send(
         self, route: StreamRoute, targets: list[int], values: list[Any], msg_id: MsgId | None
     ) -> None:
-        self.emitted += 1
-        self.transferred += len(targets)
-        if self._captured is not None:
-            self._captured.append((self._component_id, route.stream_id, values))
+        self._account(route, targets, values)
         out, fields, component, stream, task = (
             self._out,
             route.fields,

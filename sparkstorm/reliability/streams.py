@@ -17,3 +17,11 @@ RESET_FIELDS = Fields(
     "id",
 )
 RESULT_FIELDS = Fields("id", "value")
+
+FIELDS_BY_STREAM = {
+    ACKER_INIT_STREAM_ID: INIT_FIELDS,
+    ACKER_ACK_STREAM_ID: ACK_FIELDS,
+    ACKER_FAIL_STREAM_ID: FAIL_FIELDS,
+    ACKER_RESET_TIMEOUT_STREAM_ID: RESET_FIELDS,
+}
+"""The fields of each stream that bolts and spouts send to the acker."""

@@ -6,14 +6,11 @@ from sparkstorm import Config, Fields, TopologyBuilder
 from sparkstorm._types import FailReason
 from sparkstorm.config import resolve
 from sparkstorm.reliability.streams import (
-    ACK_FIELDS,
     ACKER_ACK_STREAM_ID,
     ACKER_FAIL_STREAM_ID,
     ACKER_INIT_STREAM_ID,
     ACKER_RESET_TIMEOUT_STREAM_ID,
-    FAIL_FIELDS,
-    INIT_FIELDS,
-    RESET_FIELDS,
+    FIELDS_BY_STREAM,
 )
 from sparkstorm.runtime.task_runner import BoltTask
 from sparkstorm.testing import FeederSpout
@@ -37,12 +34,7 @@ class AckerHarness:
         self.step = 0
 
     def send(self, stream, *values):
-        fields = {
-            ACKER_INIT_STREAM_ID: INIT_FIELDS,
-            ACKER_ACK_STREAM_ID: ACK_FIELDS,
-            ACKER_FAIL_STREAM_ID: FAIL_FIELDS,
-            ACKER_RESET_TIMEOUT_STREAM_ID: RESET_FIELDS,
-        }[stream]
+        fields = FIELDS_BY_STREAM[stream]
         out = []
         self.step += 1
         self.task.run([Tuple(list(values), fields, "b", stream, 2)], self.step, self.now, out)
