@@ -66,7 +66,7 @@ def main() -> None:
     for i in range(0, args.trees, BATCH):
         batch = messages(
             ACKER_INIT_STREAM_ID,
-            [[r, v, 1] for r, v in zip(roots[i : i + BATCH], vals[i : i + BATCH])],
+            [[r, v, 1] for r, v in zip(roots[i : i + BATCH], vals[i : i + BATCH], strict=True)],
         )
         task.run(batch, 1, 0.0, [])
         del batch
@@ -74,7 +74,7 @@ def main() -> None:
     heap = (tracemalloc.get_traced_memory()[0] - before) / args.trees
     tracemalloc.stop()
     snap = len(snapshot(task)) / args.trees
-    acks = messages(ACKER_ACK_STREAM_ID, [[r, v] for r, v in zip(roots, vals)])
+    acks = messages(ACKER_ACK_STREAM_ID, [[r, v] for r, v in zip(roots, vals, strict=True)])
     out: list = []
     started = time.perf_counter()
     for i in range(0, len(acks), BATCH):
