@@ -1,18 +1,29 @@
-"""The acker: a system bolt tracking each tuple tree in ~20 bytes (Storm's ``Acker``).
+"""The acker: a system bolt tracking each tuple tree in about 20 bytes (Storm's ``Acker``).
 
-Each entry is root id -> [ack_val, start time, spout task, fail reason]. ``ack_val`` is the
-XOR of every edge id created or acked in the tree; it is 0 exactly when every tuple of
+Per root id it keeps the XOR of every edge id created or acked in the tree (``ack val``)
+and the spout task that emitted the root. The value is 0 exactly when every tuple of
 the tree was acked (up to a 2**-64 chance). Messages for a root may come in any order:
-an ack or fail may arrive before the init, so every stream "gets or creates" the entry,
-and a decision waits until the init has named the spout task.
+an ack or fail may arrive before the init, so every message "gets or creates" the entry,
+and a decision waits until the init has named the spout task. Then, as in Storm: a zero
+value acks the tree, else a failure fails it, else a reset is passed on to the spout;
+init and ack leave the expiry alone, fail and reset refresh it.
+
+Unlike Storm's, this acker applies the messages a task receives in one superstep as a
+batch (the per-root XOR is order-free), over the compact arrays of
+:class:`PendingTrees`. Ticks split the batch: each rotates the pending map in order.
+Within a batch, a message arriving after its tree was decided does not make an orphan
+entry; it joins the decision. Either way, it changes no outcome.
 """
 
 from __future__ import annotations
 
+from operator import attrgetter, itemgetter
 from typing import Any
 
+import numpy as np
+
 from sparkstorm.reliability.collectors import OutputCollector
-from sparkstorm.reliability.rotating_map import RotatingMap
+from sparkstorm.reliability.pending_trees import PendingTrees
 from sparkstorm.reliability.streams import (
     ACKER_ACK_STREAM_ID,
     ACKER_FAIL_STREAM_ID,
@@ -24,8 +35,15 @@ from sparkstorm.topology.components import Bolt
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.tuple import TICK_STREAM_ID, Tuple
 
-TIMEOUT_BUCKETS = 3
-VAL, START, SPOUT_TASK, FAILED = range(4)
+INIT, ACK, FAIL, RESET = range(4)
+_VALUES, _STREAM = attrgetter("values"), attrgetter("source_stream")
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
+_KIND = {
+    ACKER_INIT_STREAM_ID: INIT,
+    ACKER_ACK_STREAM_ID: ACK,
+    ACKER_FAIL_STREAM_ID: FAIL,
+    ACKER_RESET_TIMEOUT_STREAM_ID: RESET,
+}
 
 
 class Acker(Bolt):
@@ -36,41 +54,93 @@ class Acker(Bolt):
     ) -> None:
         """Start with an empty pending map."""
         self.collector = collector
-        self.pending: RotatingMap[int, list[Any]] = RotatingMap(TIMEOUT_BUCKETS)
+        self.pending = PendingTrees()
 
     def execute(self, tup: Tuple) -> None:
-        """Apply one init/ack/fail/reset message (or rotate on a tick), then decide."""
-        stream = tup.source_stream
-        if stream == TICK_STREAM_ID:
-            self.pending.rotate()  # expired entries are dropped: the spout times them out
+        """Apply one message (see :meth:`execute_batch`)."""
+        self.execute_batch([tup])
+
+    def execute_batch(self, tuples: list[Tuple]) -> None:
+        """Apply init/ack/fail/reset messages in order; a tick rotates the pending map."""
+        if TICK_STREAM_ID not in map(_STREAM, tuples):
+            self._apply(tuples)
             return
-        root = tup.values[0]
-        entry = self.pending.get(root)
-        if entry is None:
-            entry = [0, self.collector._now, -1, None]
-            self.pending.put(root, entry)
-        if stream == ACKER_INIT_STREAM_ID:
-            entry[VAL] ^= tup.values[1]
-            entry[SPOUT_TASK] = tup.values[2]
-        elif stream == ACKER_ACK_STREAM_ID:
-            entry[VAL] ^= tup.values[1]
-        elif stream == ACKER_FAIL_STREAM_ID:
-            entry[FAILED] = tup.values[1]
-            self.pending.put(root, entry)  # fail may arrive before init: keep it alive
-        elif stream == ACKER_RESET_TIMEOUT_STREAM_ID:
-            self.pending.put(root, entry)
+        segment: list[Tuple] = []
+        for tup in tuples:
+            if tup.source_stream == TICK_STREAM_ID:
+                self._apply(segment)
+                segment = []
+                self.pending.rotate()  # what expires is dropped: the spout times it out
+            else:
+                segment.append(tup)
+        self._apply(segment)
 
-        if entry[SPOUT_TASK] >= 0:
-            if entry[VAL] == 0:
-                self.pending.remove(root)
-                self._tell_spout(
-                    entry, ACKER_ACK_STREAM_ID, [root, self.collector._now - entry[START]]
-                )
-            elif entry[FAILED] is not None:
-                self.pending.remove(root)
-                self._tell_spout(entry, ACKER_FAIL_STREAM_ID, [root, entry[FAILED]])
-            elif stream == ACKER_RESET_TIMEOUT_STREAM_ID:
-                self._tell_spout(entry, ACKER_RESET_TIMEOUT_STREAM_ID, [root, None])
+    def _apply(self, tuples: list[Tuple]) -> None:
+        if not tuples:
+            return
+        n = len(tuples)
+        values = list(map(_VALUES, tuples))  # map/itemgetter: the loops run in C
+        kinds = np.fromiter(map(_KIND.__getitem__, map(_STREAM, tuples)), np.int8, n)
+        roots = np.fromiter(map(_FIRST, values), np.uint64, n)
+        adds = (kinds == INIT) | (kinds == ACK)  # the messages that carry an ack val
+        vals = np.zeros(n, np.uint64)
+        picked = list(map(values.__getitem__, np.flatnonzero(adds).tolist()))
+        vals[adds] = np.fromiter(map(_SECOND, picked), np.uint64, len(picked))
+        tasks = np.full(n, -1, np.int32)
+        inits = kinds == INIT
+        tasks[inits] = [values[i][2] for i in np.flatnonzero(inits).tolist()]
+        for i in np.flatnonzero(kinds == FAIL).tolist():  # an ack fail may precede its init
+            self.pending.reasons.setdefault(values[i][0], values[i][1])
 
-    def _tell_spout(self, entry: list[Any], stream: str, values: list[Any]) -> None:
-        self.collector._emit_system(entry[SPOUT_TASK], stream, RESULT_FIELDS, values)
+        order = np.argsort(roots, kind="stable")
+        sorted_roots = roots[order]
+        starts = np.flatnonzero(np.r_[True, sorted_roots[1:] != sorted_roots[:-1]])
+        unique = sorted_roots[starts]
+        xor = np.bitwise_xor.reduceat(vals[order], starts)
+        task = np.maximum.reduceat(tasks[order], starts)
+        refresh = np.logical_or.reduceat(~adds[order], starts)  # fail and reset refresh
+        reset = np.logical_or.reduceat(kinds[order] == RESET, starts)
+
+        pending = self.pending
+        pending.reserve(len(unique))
+        slots = pending.find(unique)
+        known = slots >= 0
+        old = slots[known]
+        pending.vals[old] ^= xor[known]
+        named = task[known] >= 0
+        pending.tasks[old[named]] = task[known][named]
+        pending.refresh(old[refresh[known]])
+        slots[~known] = pending.insert(unique[~known], xor[~known], task[~known])
+        self._decide(unique, slots, reset)
+
+    def _decide(self, roots: Any, slots: Any, reset: Any) -> None:
+        pending = self.pending
+        spout_tasks = pending.tasks[slots]
+        vals = pending.vals[slots]
+        decidable = spout_tasks >= 0
+        acked = decidable & (vals == 0)  # a zero value wins over a failure
+        failed = decidable & ~acked
+        if pending.reasons:
+            failed &= np.fromiter((r in pending.reasons for r in roots.tolist()), bool, len(roots))
+        else:
+            failed[:] = False
+        resets = decidable & ~acked & ~failed & reset
+        pending.remove(slots[acked | failed])
+        reasons = [pending.reasons.pop(root) for root in roots[failed].tolist()]
+        self._tell(ACKER_ACK_STREAM_ID, roots[acked], spout_tasks[acked])
+        self._tell(ACKER_FAIL_STREAM_ID, roots[failed], spout_tasks[failed], reasons)
+        self._tell(ACKER_RESET_TIMEOUT_STREAM_ID, roots[resets], spout_tasks[resets])
+
+    def _tell(
+        self, stream: str, roots: Any, spout_tasks: Any, details: list[Any] | None = None
+    ) -> None:
+        """One outcome tuple per spout task: [root ids, details (fail reasons) or None]."""
+        for spout_task in np.unique(spout_tasks).tolist():
+            mine = spout_tasks == spout_task
+            ids = roots[mine].tolist()
+            extra = (
+                None
+                if details is None
+                else [d for d, m in zip(details, mine.tolist(), strict=True) if m]
+            )
+            self.collector._emit_system(spout_task, stream, RESULT_FIELDS, [ids, extra])

@@ -16,7 +16,8 @@ FAIL_FIELDS = Fields("id", "reason")
 RESET_FIELDS = Fields(
     "id",
 )
-RESULT_FIELDS = Fields("id", "value")
+RESULT_FIELDS = Fields("ids", "details")
+"""Acker -> spout: the roots decided in one superstep, and their fail reasons (or None)."""
 
 FIELDS_BY_STREAM = {
     ACKER_INIT_STREAM_ID: INIT_FIELDS,

@@ -99,23 +99,24 @@ class SpoutTask:
         return collector.emitted - start
 
     def on_outcome(self, tup: Tuple, now: float) -> None:
-        """Apply the acker's ack / fail / reset for one root."""
+        """Apply the acker's acks, fails or resets (one stream, many roots) in order."""
         self.now = now
-        root = tup.values[0]
-        stream = tup.source_stream
-        if stream == ACKER_RESET_TIMEOUT_STREAM_ID:
-            entry = self.pending.get(root)
-            if entry is not None:
-                self.pending.put(root, entry)
-            return
-        entry = self.pending.remove(root)
-        if entry is None:
-            return  # already timed out: the outcome comes too late and is ignored
-        if stream == ACKER_ACK_STREAM_ID:
-            self.stats.complete_latencies.append(tup.values[1])
-            self._call_ack(entry[0])
-        elif stream == ACKER_FAIL_STREAM_ID:
-            self._call_fail(entry[0], tup.values[1])
+        roots, details = tup.values
+        stream, pending = tup.source_stream, self.pending
+        for i, root in enumerate(roots):
+            if stream == ACKER_RESET_TIMEOUT_STREAM_ID:
+                entry = pending.get(root)
+                if entry is not None:
+                    pending.put(root, entry)
+                continue
+            entry = pending.remove(root)
+            if entry is None:
+                continue  # already timed out: the outcome comes too late and is ignored
+            if stream == ACKER_ACK_STREAM_ID:
+                self.stats.complete_latencies.append(now - entry[1])  # from emit to outcome
+                self._call_ack(entry[0])
+            elif stream == ACKER_FAIL_STREAM_ID:
+                self._call_fail(entry[0], details[i])
 
     def tick(self) -> None:
         """The spout's timeout tick: rotate pending; what falls out fails with ``timeout``."""

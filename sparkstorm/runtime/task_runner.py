@@ -130,6 +130,8 @@ class BoltTask:
             reason = FailReason("error", self.component_id, self.task_id, self.broken)
             for tup in tuples:
                 collector._fail(tup, reason)
+        elif isinstance(self.bolt, Acker):
+            self.bolt.execute_batch(tuples)  # the acker applies a superstep's messages at once
         else:
             wall = time.time
             for tup in tuples:

@@ -1,5 +1,6 @@
 """Every message ordering the acker must handle (STORM_SPEC.md 11-13, 22)."""
 
+import numpy as np
 import pytest
 
 from sparkstorm import Config, Fields, TopologyBuilder
@@ -67,37 +68,36 @@ def acker():
     return AckerHarness()
 
 
-def test_init_then_acks_complete_with_latency(acker):
+def test_init_then_acks_complete(acker):
     assert acker.init(10, 0b1010) == []
-    acker.now = 2.5
     assert acker.ack(10, 0b1000) == []
-    assert acker.ack(10, 0b0010) == [(SPOUT_TASK, ACKER_ACK_STREAM_ID, [10, 2.5])]
-    assert acker.pending.size() == 0
+    assert acker.ack(10, 0b0010) == [(SPOUT_TASK, ACKER_ACK_STREAM_ID, [[10], None])]
+    assert len(acker.pending) == 0
 
 
 def test_init_with_zero_value_completes_at_once(acker):
-    assert acker.init(10, 0) == [(SPOUT_TASK, ACKER_ACK_STREAM_ID, [10, 0.0])]
+    assert acker.init(10, 0) == [(SPOUT_TASK, ACKER_ACK_STREAM_ID, [[10], None])]
 
 
 def test_ack_before_init_is_kept(acker):
     assert acker.ack(10, 0b0110) == []
-    assert acker.init(10, 0b0110) == [(SPOUT_TASK, ACKER_ACK_STREAM_ID, [10, 0.0])]
+    assert acker.init(10, 0b0110) == [(SPOUT_TASK, ACKER_ACK_STREAM_ID, [[10], None])]
 
 
 def test_fail_before_init_is_kept_and_decided_at_init(acker):
     assert acker.fail(10) == []
-    assert acker.init(10, 0b1) == [(SPOUT_TASK, ACKER_FAIL_STREAM_ID, [10, REASON])]
-    assert acker.pending.size() == 0
+    assert acker.init(10, 0b1) == [(SPOUT_TASK, ACKER_FAIL_STREAM_ID, [[10], [REASON]])]
+    assert len(acker.pending) == 0
 
 
 def test_fail_after_init(acker):
     acker.init(10, 0b11)
-    assert acker.fail(10) == [(SPOUT_TASK, ACKER_FAIL_STREAM_ID, [10, REASON])]
+    assert acker.fail(10) == [(SPOUT_TASK, ACKER_FAIL_STREAM_ID, [[10], [REASON]])]
 
 
 def test_completion_wins_over_failure(acker):
     acker.fail(10)
-    assert acker.init(10, 0) == [(SPOUT_TASK, ACKER_ACK_STREAM_ID, [10, 0.0])]
+    assert acker.init(10, 0) == [(SPOUT_TASK, ACKER_ACK_STREAM_ID, [[10], None])]
 
 
 def test_messages_after_completion_make_an_orphan_that_expires_silently(acker):
@@ -105,10 +105,10 @@ def test_messages_after_completion_make_an_orphan_that_expires_silently(acker):
     assert acker.ack(10, 0b1)[0][1] == ACKER_ACK_STREAM_ID
     assert acker.ack(10, 0b100) == []  # orphan: no spout task, no decision
     assert acker.fail(10) == []
-    assert acker.pending.size() == 1
+    assert len(acker.pending) == 1
     for _ in range(3):
         acker.tick()
-    assert acker.pending.size() == 0
+    assert len(acker.pending) == 0
 
 
 def test_double_ack_never_completes_the_tree(acker):
@@ -117,20 +117,22 @@ def test_double_ack_never_completes_the_tree(acker):
     acker.init(11, 0b11)
     acker.ack(11, 0b1)
     acker.ack(11, 0b1)  # ...but acking the same edge twice cancels out
-    assert acker.pending.get(11)[0] == 0b11
+    assert acker.pending.vals[acker.pending.find(np.array([11], np.uint64))[0]] == 0b11
     for _ in range(3):
         acker.tick()
-    assert acker.pending.size() == 0  # expired: the spout times it out
+    assert len(acker.pending) == 0  # expired: the spout times it out
 
 
 def test_reset_is_forwarded_to_the_spout_and_refreshes_expiry(acker):
     acker.init(10, 0b1)
     acker.tick()
     acker.tick()
-    assert acker.reset(10) == [(SPOUT_TASK, ACKER_RESET_TIMEOUT_STREAM_ID, [10, None])]
+    assert acker.reset(10) == [(SPOUT_TASK, ACKER_RESET_TIMEOUT_STREAM_ID, [[10], None])]
     acker.tick()
     acker.tick()
-    assert acker.pending.get(10) is not None  # 2 ticks after the reset: still there
+    assert (
+        acker.pending.find(np.array([10], np.uint64))[0] >= 0
+    )  # 2 ticks after the reset: still there
 
 
 def test_reset_before_init_sends_nothing(acker):
@@ -141,7 +143,33 @@ def test_entries_expire_after_three_ticks_without_activity(acker):
     acker.init(10, 0b1)
     acker.tick()
     acker.tick()
-    assert acker.pending.get(10) is not None
+    assert acker.pending.find(np.array([10], np.uint64))[0] >= 0
     acker.tick()
-    assert acker.pending.get(10) is None
+    assert acker.pending.find(np.array([10], np.uint64))[0] < 0
     assert acker.ack(10, 0b1) == []  # a late ack finds nothing: orphan, no outcome
+
+
+def test_a_batch_applies_orderings_and_ticks_in_sequence(acker):
+    def msg(stream, *values):
+        return Tuple(list(values), FIELDS_BY_STREAM[stream], "b", stream, 2)
+
+    out = []
+    acker.task.run(
+        [
+            msg(ACKER_ACK_STREAM_ID, 1, 0b11),  # ack before init, same batch
+            msg(ACKER_INIT_STREAM_ID, 1, 0b11, SPOUT_TASK),
+            msg(ACKER_FAIL_STREAM_ID, 2, REASON),  # fail before init, same batch
+            msg(ACKER_INIT_STREAM_ID, 2, 0b1, SPOUT_TASK),
+            msg(ACKER_INIT_STREAM_ID, 3, 0b1, SPOUT_TASK),  # stays pending
+            tick_tuple(30),
+            tick_tuple(30),
+            tick_tuple(30),  # ...and expires here
+            msg(ACKER_ACK_STREAM_ID, 3, 0b1),  # late: an orphan, no outcome
+        ],
+        1,
+        0.0,
+        out,
+    )
+    outcomes = sorted((t.source_stream, t.values[0]) for _, t in out)
+    assert outcomes == [(ACKER_ACK_STREAM_ID, [1]), (ACKER_FAIL_STREAM_ID, [2])]
+    assert len(acker.pending) == 1  # the orphan of root 3

@@ -1,0 +1,144 @@
+"""The acker's pending map, compact: root id -> (ack val, spout task) in numpy arrays.
+
+Storm's acker keeps a RotatingMap of small objects; in Python that costs about 160 bytes
+a tree. Here every tree is one slot of parallel arrays (22 bytes: root, ack val, spout
+task, state, epoch), open addressing with linear probing, at most 3/4 full: 30 to 60
+bytes per pending tree in memory, 21 in a snapshot, whatever the tree's size.
+
+Expiry is the RotatingMap's with 3 buckets: a slot remembers the rotation in which it
+was last put, and ``rotate`` drops the slots put three rotations ago. Fail reasons of
+failed trees still waiting for their init live in a small dict beside the arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+EMPTY, LIVE, DEAD = 0, 1, 2
+BUCKETS = 3
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MAX_LOAD = 0.75
+
+U64 = NDArray[np.uint64]
+I64 = NDArray[np.int64]
+
+
+class PendingTrees:
+    """Root id -> [ack val, spout task] with RotatingMap expiry, in numpy arrays."""
+
+    def __init__(self, capacity: int = 1024) -> None:
+        self._allocate(capacity)
+        self.rotation = 0
+        self.reasons: dict[int, Any] = {}
+
+    def _allocate(self, capacity: int) -> None:
+        self.keys: U64 = np.zeros(capacity, np.uint64)
+        self.vals: U64 = np.zeros(capacity, np.uint64)
+        self.tasks = np.full(capacity, -1, np.int32)
+        self.state = np.zeros(capacity, np.uint8)
+        self.epoch = np.zeros(capacity, np.uint8)
+        self.live = 0
+        self.dead = 0
+        self._shift = np.uint64(64 - (capacity.bit_length() - 1))
+
+    def __len__(self) -> int:
+        return self.live
+
+    def _home(self, roots: U64) -> I64:
+        return ((roots * _GOLDEN) >> self._shift).astype(np.int64)
+
+    def find(self, roots: U64) -> I64:
+        """The slot of each root, or -1 where it is not pending."""
+        slots = self._home(roots)
+        found = np.full(len(roots), -1, np.int64)
+        active = np.arange(len(roots))
+        mask = len(self.keys) - 1
+        while active.size:
+            probe = slots[active]
+            state = self.state[probe]
+            hit = (state == LIVE) & (self.keys[probe] == roots[active])
+            found[active[hit]] = probe[hit]
+            active = active[~(hit | (state == EMPTY))]
+            slots[active] = (slots[active] + 1) & mask
+        return found
+
+    def insert(self, roots: U64, vals: U64, tasks: NDArray[np.int32]) -> I64:
+        """Put roots that are not pending (call :meth:`reserve` first); return their slots."""
+        slots = self._home(roots)
+        placed = np.empty(len(roots), np.int64)
+        pending = np.arange(len(roots))
+        mask = len(self.keys) - 1
+        while pending.size:
+            probe = slots[pending]
+            free = self.state[probe] != LIVE
+            targets, first = np.unique(probe[free], return_index=True)
+            winners = pending[free][first]
+            self.dead -= int(np.count_nonzero(self.state[targets] == DEAD))
+            self.keys[targets], self.vals[targets] = roots[winners], vals[winners]
+            self.tasks[targets], self.state[targets] = tasks[winners], LIVE
+            self.epoch[targets] = self.rotation & 0xFF
+            placed[winners] = targets
+            pending = np.setdiff1d(pending, winners, assume_unique=True)
+            slots[pending] = (slots[pending] + 1) & mask
+        self.live += len(roots)
+        return placed
+
+    def reserve(self, extra: int) -> None:
+        """Make room for ``extra`` more roots, rehashing (and growing) when needed."""
+        if self.live + self.dead + extra <= _MAX_LOAD * len(self.keys):
+            return
+        live = self.state == LIVE
+        keys, vals, tasks, epoch = (
+            self.keys[live],
+            self.vals[live],
+            self.tasks[live],
+            self.epoch[live],
+        )
+        capacity = len(self.keys)
+        while self.live + extra > _MAX_LOAD * capacity / 2:
+            capacity *= 2
+        self._allocate(capacity)
+        slots = self.insert(keys, vals, tasks)
+        self.epoch[slots] = epoch
+
+    def remove(self, slots: I64) -> None:
+        """Drop the trees in ``slots`` (decided)."""
+        self.state[slots] = DEAD
+        self.live -= len(slots)
+        self.dead += len(slots)
+
+    def refresh(self, slots: I64) -> None:
+        """Move ``slots`` to the newest bucket (RotatingMap.put of an existing key)."""
+        self.epoch[slots] = self.rotation & 0xFF
+
+    def rotate(self) -> int:
+        """Advance one rotation; drop what was last put three rotations ago. Returns how many."""
+        self.rotation += 1
+        age = (np.uint8(self.rotation & 0xFF) - self.epoch).astype(np.uint8)
+        expired = np.flatnonzero((self.state == LIVE) & (age >= BUCKETS))
+        if self.reasons and expired.size:
+            for root in self.keys[expired].tolist():
+                self.reasons.pop(root, None)
+        self.remove(expired)
+        return int(expired.size)
+
+    def __getstate__(self) -> dict[str, Any]:
+        live = self.state == LIVE  # a snapshot holds live trees only: 21 bytes each
+        return {
+            "keys": self.keys[live],
+            "vals": self.vals[live],
+            "tasks": self.tasks[live],
+            "epoch": self.epoch[live],
+            "rotation": self.rotation,
+            "reasons": self.reasons,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__()  # type: ignore[misc]
+        self.rotation, self.reasons = state["rotation"], state["reasons"]
+        self.reserve(len(state["keys"]))
+        slots = self.insert(state["keys"], state["vals"], state["tasks"])
+        self.epoch[slots] = state["epoch"]

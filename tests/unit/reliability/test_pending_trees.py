@@ -1,0 +1,74 @@
+import pickle
+import random
+
+import numpy as np
+
+from sparkstorm.reliability.pending_trees import PendingTrees
+
+
+def u64(values):
+    return np.array(values, np.uint64)
+
+
+def put(table, roots, vals=None, task=1):
+    roots = u64(roots)
+    vals = u64(vals if vals is not None else [7] * len(roots))
+    table.reserve(len(roots))
+    return table.insert(roots, vals, np.full(len(roots), task, np.int32))
+
+
+def test_find_insert_and_grow_past_many_capacities():
+    table = PendingTrees(capacity=8)
+    rng = random.Random(3)
+    roots = list({rng.getrandbits(64) for _ in range(5000)}) + [0, 2**64 - 1]
+    for i in range(0, len(roots), 700):
+        put(table, roots[i : i + 700], [r ^ 5 for r in roots[i : i + 700]])
+    slots = table.find(u64(roots))
+    assert (slots >= 0).all() and len(table) == len(roots)
+    assert (table.vals[slots] == u64(roots) ^ np.uint64(5)).all()
+    assert table.find(u64([12345]))[0] == -1 or 12345 in roots
+    assert len(table.keys) <= 4 * len(roots)  # stays compact
+
+
+def test_colliding_roots_in_one_batch_get_distinct_slots():
+    table = PendingTrees(capacity=16)
+    slots = put(table, [1, 17, 33, 49, 65])
+    assert len(set(slots.tolist())) == 5
+    assert (table.find(u64([1, 17, 33, 49, 65])) == slots).all()
+
+
+def test_removed_slots_are_reused_and_lookups_skip_them():
+    table = PendingTrees(capacity=16)
+    slots = put(table, list(range(1, 9)))
+    table.remove(slots[:4])
+    assert (table.find(u64([1, 2, 3, 4])) == -1).all()
+    assert (table.find(u64([5, 6, 7, 8])) >= 0).all()
+    put(table, [100, 200, 300])
+    assert len(table) == 7 and (table.find(u64([5, 6, 7, 8, 100, 200, 300])) >= 0).all()
+
+
+def test_rotation_expires_after_three_rotations_unless_refreshed():
+    table = PendingTrees()
+    slots = put(table, [1, 2])
+    table.rotate()
+    table.rotate()
+    table.refresh(slots[1:])
+    assert table.rotate() == 1  # root 1 was put three rotations ago
+    assert table.find(u64([1]))[0] == -1 and table.find(u64([2]))[0] >= 0
+    for _ in range(260):  # the epoch is a byte: it wraps without confusing ages
+        table.refresh(table.find(u64([2])))
+        assert table.rotate() == 0
+
+
+def test_snapshot_keeps_live_trees_only_and_restores_them():
+    table = PendingTrees()
+    slots = put(table, list(range(1, 1001)), list(range(1001, 2001)))
+    table.remove(slots[:500])
+    table.reasons[600] = "why"
+    data = pickle.dumps(table)
+    assert len(data) < 500 * 21 + 2000  # 21 bytes per live tree, plus a header
+    restored = pickle.loads(data)
+    found = restored.find(u64(list(range(501, 1001))))
+    assert (found >= 0).all() and len(restored) == 500
+    assert (restored.vals[found] == u64(list(range(1501, 2001)))).all()
+    assert restored.reasons == {600: "why"} and restored.rotation == table.rotation
