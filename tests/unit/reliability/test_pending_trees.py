@@ -20,7 +20,7 @@ def put(table, roots, vals=None, task=1):
 def test_find_insert_and_grow_past_many_capacities():
     table = PendingTrees(capacity=8)
     rng = random.Random(3)
-    roots = list({rng.getrandbits(64) for _ in range(5000)}) + [0, 2**64 - 1]
+    roots = [*{rng.getrandbits(64) for _ in range(5000)}, 0, 2**64 - 1]
     for i in range(0, len(roots), 700):
         put(table, roots[i : i + 700], [r ^ 5 for r in roots[i : i + 700]])
     slots = table.find(u64(roots))
