@@ -116,3 +116,15 @@ def test_ctrl_c_drains_fails_pending_with_shutdown_and_prints_the_summary(tmp_pa
     assert spout["fail_reasons"] == {"shutdown": spout["failed"]} and spout["failed"] > 0
     # every tracked message got exactly one outcome
     assert spout["acked"] + spout["failed"] == spout["emitted"]
+
+
+def test_duration_stops_the_run_and_fails_pending_with_shutdown():
+    from sparkstorm import run
+    from tests.cli_topologies import endless
+
+    topology, conf = endless()
+    result = run(topology, conf, engine="local", duration=1.0)
+    spout = result.stats["counter"]
+    assert not result.interrupted and 1.0 <= result.elapsed_secs < 30
+    assert spout["acked"] > 0 and spout["fail_reasons"] == {"shutdown": spout["failed"]}
+    assert spout["acked"] + spout["failed"] == spout["emitted"]

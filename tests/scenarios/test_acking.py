@@ -307,3 +307,36 @@ def test_reset_timeout_keeps_a_tree_alive(engine, cluster_factory):
     assert feeder.failed == [] and feeder.acked == []
     cluster.advance_time(6)  # the 4th tick acks it, 20 s after emit
     assert feeder.acked == [1] and feeder.failed == []
+
+
+class _OneArgFailSpout(Spout):
+    """Storm's signature: fail(msg_id), no reason."""
+
+    failed: ClassVar[list] = []
+
+    def open(self, conf, context, collector):
+        self.collector = collector
+        self.sent = False
+
+    def next_tuple(self):
+        if not self.sent:
+            self.sent = True
+            self.collector.emit(["x"], "m1")
+
+    def fail(self, msg_id):
+        _OneArgFailSpout.failed.append(msg_id)
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("field1"))
+
+
+def test_spout_with_one_argument_fail_still_gets_its_failures(engine, cluster_factory):
+    cluster = cluster_factory(engine)
+    _OneArgFailSpout.failed = []
+    builder = TopologyBuilder()
+    builder.set_spout("1", _OneArgFailSpout())
+    builder.set_bolt("2", Fail()).shuffle_grouping("1")
+    cluster.submit_topology("one-arg", Config(), builder.create_topology())
+    cluster.wait_until_idle()
+    assert _OneArgFailSpout.failed == ["m1"]
+    assert cluster.errors("one-arg") == []
