@@ -6,7 +6,7 @@ computed from every sample the spout tasks kept (one float per acked tree).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -27,10 +27,6 @@ class TaskStats:
     process_secs: float = 0.0
     fail_reasons: dict[str, int] = field(default_factory=dict)
     complete_latencies: list[float] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        """The counters as a JSON-ready dict."""
-        return asdict(self)
 
 
 SUMMED = ("emitted", "transferred", "executed", "acked", "failed")

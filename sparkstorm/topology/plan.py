@@ -47,11 +47,6 @@ class Plan:
         """The task ids of ``component_id``, ascending."""
         return self._tasks[component_id]
 
-    def is_spout_task(self, task_id: int) -> bool:
-        """Whether ``task_id`` is a spout's (its rows go back to the driver)."""
-        cid = self.task_component[task_id]
-        return cid != ACKER_COMPONENT_ID and self.components[cid].is_spout
-
     def component_conf(self, component_id: str) -> dict[str, Any]:
         """The topology's configuration overlaid with the component's own."""
         if component_id == ACKER_COMPONENT_ID:
