@@ -16,9 +16,8 @@ import gc
 import random
 import time
 import tracemalloc
-from pathlib import Path
 
-from benchmarks.machine import machine
+from benchmarks.report import report
 from sparkstorm import Config, Fields, TopologyBuilder
 from sparkstorm.config import resolve
 from sparkstorm.reliability.streams import (
@@ -86,14 +85,8 @@ def main() -> None:
         f"  memory per pending tree:   {heap:7.1f} bytes in the heap (target <= 48)",
         f"  snapshot per pending tree: {snap:7.1f} bytes (target <= 48)",
         f"  throughput: {rate:,.0f} ack messages/s per task (target >= 2,000,000)",
-        machine(),
     ]
-    text = "\n".join(lines) + "\n"
-    print(text, end="")
-    if args.save:
-        out_path = Path(__file__).resolve().parent.parent / "docs" / "benchmarks" / "acker.txt"
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        out_path.write_text(text)
+    report("acker", lines, args.save)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 
 Storm's acker keeps a RotatingMap of small objects; in Python that costs about 160 bytes
 a tree. Here every tree is one slot of parallel arrays (22 bytes: root, ack val, spout
-task, state, epoch), open addressing with linear probing, at most 3/4 full: 30 to 60
-bytes per pending tree in memory, 21 in a snapshot, whatever the tree's size.
+task, state, epoch), open addressing with linear probing. A rehash sizes the table to be
+55% full and the next one comes at 75%, so a pending tree costs 29 to 40 bytes in memory
+(21 in a snapshot) at any number of trees, whatever the tree's size.
 
 Expiry is the RotatingMap's with 3 buckets: a slot remembers the rotation in which it
 was last put, and ``rotate`` drops the slots put three rotations ago. Fail reasons of
@@ -21,6 +22,8 @@ EMPTY, LIVE, DEAD = 0, 1, 2
 BUCKETS = 3
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MAX_LOAD = 0.75
+_LOAD_AFTER_REHASH = 0.55
+_MIN_CAPACITY = 1024
 
 U64 = NDArray[np.uint64]
 I64 = NDArray[np.int64]
@@ -29,7 +32,7 @@ I64 = NDArray[np.int64]
 class PendingTrees:
     """Root id -> [ack val, spout task] with RotatingMap expiry, in numpy arrays."""
 
-    def __init__(self, capacity: int = 1024) -> None:
+    def __init__(self, capacity: int = _MIN_CAPACITY) -> None:
         self._allocate(capacity)
         self.rotation = 0
         self.reasons: dict[int, Any] = {}
@@ -42,27 +45,27 @@ class PendingTrees:
         self.epoch = np.zeros(capacity, np.uint8)
         self.live = 0
         self.dead = 0
-        self._shift = np.uint64(64 - (capacity.bit_length() - 1))
+        self._capacity = np.int64(capacity)
 
     def __len__(self) -> int:
         return self.live
 
     def _home(self, roots: U64) -> I64:
-        return ((roots * _GOLDEN) >> self._shift).astype(np.int64)
+        mixed = (roots * _GOLDEN) >> np.uint64(20)  # multiplicative hashing, then fold
+        return (mixed % np.uint64(self._capacity)).astype(np.int64)
 
     def find(self, roots: U64) -> I64:
         """The slot of each root, or -1 where it is not pending."""
         slots = self._home(roots)
         found = np.full(len(roots), -1, np.int64)
         active = np.arange(len(roots))
-        mask = len(self.keys) - 1
         while active.size:
             probe = slots[active]
             state = self.state[probe]
             hit = (state == LIVE) & (self.keys[probe] == roots[active])
             found[active[hit]] = probe[hit]
             active = active[~(hit | (state == EMPTY))]
-            slots[active] = (slots[active] + 1) & mask
+            slots[active] = (slots[active] + 1) % self._capacity
         return found
 
     def insert(self, roots: U64, vals: U64, tasks: NDArray[np.int32]) -> I64:
@@ -70,7 +73,6 @@ class PendingTrees:
         slots = self._home(roots)
         placed = np.empty(len(roots), np.int64)
         pending = np.arange(len(roots))
-        mask = len(self.keys) - 1
         while pending.size:
             probe = slots[pending]
             free = self.state[probe] != LIVE
@@ -82,7 +84,7 @@ class PendingTrees:
             self.epoch[targets] = self.rotation & 0xFF
             placed[winners] = targets
             pending = np.setdiff1d(pending, winners, assume_unique=True)
-            slots[pending] = (slots[pending] + 1) & mask
+            slots[pending] = (slots[pending] + 1) % self._capacity
         self.live += len(roots)
         return placed
 
@@ -97,10 +99,7 @@ class PendingTrees:
             self.tasks[live],
             self.epoch[live],
         )
-        capacity = len(self.keys)
-        while self.live + extra > _MAX_LOAD * capacity / 2:
-            capacity *= 2
-        self._allocate(capacity)
+        self._allocate(max(_MIN_CAPACITY, int((self.live + extra) / _LOAD_AFTER_REHASH) + 1))
         slots = self.insert(keys, vals, tasks)
         self.epoch[slots] = epoch
 

@@ -27,7 +27,7 @@ def test_find_insert_and_grow_past_many_capacities():
     assert (slots >= 0).all() and len(table) == len(roots)
     assert (table.vals[slots] == u64(roots) ^ np.uint64(5)).all()
     assert table.find(u64([12345]))[0] == -1 or 12345 in roots
-    assert len(table.keys) <= 4 * len(roots)  # stays compact
+    assert len(table.keys) <= len(roots) / 0.5  # stays compact: at least half full
 
 
 def test_colliding_roots_in_one_batch_get_distinct_slots():

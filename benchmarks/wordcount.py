@@ -1,0 +1,125 @@
+"""What reliability costs: word count on both engines, acking on and off, vs plain PySpark.
+
+    python -m benchmarks.wordcount [--sentences N] [--rounds R] [--save]
+
+One process, the same seeded sentences (8 words from a 5,000-word vocabulary) for every
+configuration: the local engine and the Spark engine (``local[2]``), each with one acker
+and with none, and a plain-PySpark baseline doing the same split with the same Python
+function through ``mapInArrow`` and counting with ``groupBy``, with no tracking. Spark is
+warmed up before anything is timed; its start-up is reported apart. Rounds interleave the
+configurations and the table gives medians, so that drift of a shared machine hits all of
+them alike. Throughput counts tuples executed by user code (sentences split plus words
+counted). Peak RSS is the whole process tree (driver, JVM, Python workers) during the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from typing import Any
+
+import pyarrow as pa
+
+from benchmarks.report import report
+from benchmarks.rss import PeakRss
+from examples.word_count import build, generated_sentences, split_sentence
+from sparkstorm import Config, run
+
+SPOUT_BATCH = {"local": 1000, "spark": 25_000}
+
+
+def baseline(spark: Any, sentences: list[str]) -> dict[str, float]:
+    """Plain PySpark: the same split, a groupBy count, no per-message tracking."""
+
+    def split(batches: Any) -> Any:
+        for batch in batches:
+            words = [w for s in batch.column(0).to_pylist() for w in split_sentence(s)]
+            yield pa.RecordBatch.from_pydict({"word": words})
+
+    with PeakRss() as rss:
+        started = time.perf_counter()
+        df = spark.createDataFrame(pa.table({"sentence": sentences})).repartition(2)
+        counts = df.mapInArrow(split, "word string").groupBy("word").count().collect()
+        elapsed = time.perf_counter() - started
+    words = sum(row["count"] for row in counts)
+    return {"tps": (len(sentences) + words) / elapsed, "rss": rss.peak}
+
+
+def sparkstorm_run(spark: Any, engine: str, ackers: int, sentences: list[str]) -> dict[str, float]:
+    """Word count on ``engine``; tuples/s, complete latency percentiles, peak RSS."""
+    topology, conf = build(sentences, parallelism=2, ackers=ackers)
+    conf[Config.SPARKSTORM_SPOUT_BATCH] = SPOUT_BATCH[engine]
+    with PeakRss() as rss:
+        result = run(topology, conf, engine=engine, spark=spark if engine == "spark" else None)
+    stats = result.stats
+    assert stats["sentences"]["acked"] == len(sentences), stats["sentences"]
+    tuples = stats["split"]["executed"] + stats["count"]["executed"]
+    return {
+        "tps": tuples / result.elapsed_secs,
+        "rss": rss.peak,
+        "p50": stats["sentences"]["complete_latency_p50_ms"],
+        "p99": stats["sentences"]["complete_latency_p99_ms"],
+        "startup": result.startup_secs,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sentences", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--save", action="store_true", help="write docs/benchmarks/wordcount.txt")
+    args = parser.parse_args()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from sparkstorm.engines.spark import create_session
+
+    started = time.perf_counter()
+    spark = create_session("local[2]")
+    spark.sparkContext.setLogLevel("ERROR")
+    session_secs = time.perf_counter() - started
+    sentences = generated_sentences(args.sentences)
+    baseline(spark, sentences[:1000])  # warm up: Spark's first Python job is slow
+    sparkstorm_run(spark, "spark", 1, sentences[:1000])
+    configs = [("local", 1), ("local", 0), ("spark", 1), ("spark", 0)]
+    runs: dict[Any, list[dict[str, float]]] = {c: [] for c in [*configs, "baseline"]}
+    for _ in range(args.rounds):
+        runs["baseline"].append(baseline(spark, sentences))
+        for engine, ackers in configs:
+            runs[(engine, ackers)].append(sparkstorm_run(spark, engine, ackers, sentences))
+    spark.stop()
+
+    def median(config: Any, key: str) -> float:
+        return statistics.median(r[key] for r in runs[config])
+
+    base = median("baseline", "tps")
+    lines = [
+        f"word count, {args.sentences:,} sentences x 8 words, {args.rounds} interleaved "
+        f"rounds (medians); Spark local[2] session start-up {session_secs:.1f}s, "
+        f"topology start-up {median(('spark', 1), 'startup'):.2f}s",
+        f"{'configuration':<22}{'tuples/s':>10}{'x base':>8}{'on/off':>8}"
+        f"{'RSS MiB':>9}{'p50 ms':>9}{'p99 ms':>9}",
+    ]
+    for engine, ackers in configs:
+        tps = median((engine, ackers), "tps")
+        on_off = f"{tps / median((engine, 0), 'tps'):8.2f}" if ackers else f"{'':8}"
+        latency = (
+            f"{median((engine, ackers), 'p50'):9.0f}{median((engine, ackers), 'p99'):9.0f}"
+            if ackers
+            else f"{'-':>9}{'-':>9}"
+        )
+        lines.append(
+            f"{engine + (' acking on' if ackers else ' acking off'):<22}{tps:>10,.0f}"
+            f"{tps / base:8.2f}{on_off}{median((engine, ackers), 'rss') / 2**20:9.0f}"
+            f"{latency}"
+        )
+    lines.append(
+        f"{'plain PySpark':<22}{base:>10,.0f}{1:8.2f}{'':8}"
+        f"{median('baseline', 'rss') / 2**20:9.0f}{'-':>9}{'-':>9}"
+    )
+    report("wordcount", lines, args.save)
+
+
+if __name__ == "__main__":
+    main()
