@@ -33,7 +33,7 @@ def _tree_rss_bytes(root: int) -> int:
 class PeakRss:
     """Samples the process tree's RSS every ``interval`` seconds while in a ``with`` block."""
 
-    def __init__(self, interval: float = 0.1) -> None:
+    def __init__(self, interval: float = 0.5) -> None:
         self.interval, self.peak = interval, 0
         self._stop = threading.Event()
 
