@@ -118,6 +118,10 @@ def main() -> None:
         f"{'plain PySpark':<22}{base:>10,.0f}{1:8.2f}{'':8}"
         f"{median('baseline', 'rss') / 2**20:9.0f}{'-':>9}{'-':>9}"
     )
+    lines.append(
+        "RSS: the whole process tree, including the Spark JVM and its Python workers, "
+        "which stay up for every row"
+    )
     report("wordcount", lines, args.save)
 
 
