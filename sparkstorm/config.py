@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from sparkstorm.errors import InvalidTopologyError
+
 TOPOLOGY_ACKER_EXECUTORS = "topology.acker.executors"
 TOPOLOGY_MESSAGE_TIMEOUT_SECS = "topology.message.timeout.secs"
 TOPOLOGY_MAX_SPOUT_PENDING = "topology.max.spout.pending"
@@ -98,8 +100,6 @@ def resolve(conf: dict[str, Any] | None) -> dict[str, Any]:
     InvalidTopologyError
         When a known key holds a value of the wrong kind, naming the key.
     """
-    from sparkstorm.errors import InvalidTopologyError
-
     merged = {**DEFAULTS, **(conf or {})}
     checks: dict[str, Callable[[Any], bool]] = {
         TOPOLOGY_ACKER_EXECUTORS: lambda v: isinstance(v, int) and v >= 0,

@@ -241,26 +241,8 @@ class OutputCollector(_Emitter):
             route.stream_id,
             self._task_id,
         )
-        anchor_list: Sequence[Tuple] | None
-        if isinstance(anchors, Tuple):
-            single = anchors._roots
-            if single is None or not self._n_ackers:
-                anchor_list = None
-            elif len(single) == 1:  # the common case: one anchor in one tree
-                (root,) = single
-                next_id = self._next_id
-                for target in targets:
-                    edge = next_id()
-                    anchors._ack_val ^= edge
-                    out.append(
-                        (target, Tuple(values, fields, component, stream, task, {root: edge}))
-                    )
-                return
-            else:
-                anchor_list = (anchors,)
-        else:
-            anchor_list = anchors
-        if anchor_list is None or not self._n_ackers:
+        anchor_list = (anchors,) if isinstance(anchors, Tuple) else anchors
+        if not anchor_list or not self._n_ackers:
             for target in targets:
                 out.append((target, Tuple(values, fields, component, stream, task)))
             return

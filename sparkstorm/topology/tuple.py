@@ -16,6 +16,19 @@ SYSTEM_TASK_ID = -1
 TICK_STREAM_ID = "__tick"
 
 
+_STATE = (
+    "values",
+    "fields",
+    "source_component",
+    "source_stream",
+    "source_task",
+    "_roots",
+    "_ack_val",
+    "_received",
+)
+"""What a held tuple keeps when a bolt's state is snapshotted."""
+
+
 class Tuple:
     """A tuple received by a bolt: values, their field names, and where it came from.
 
@@ -84,28 +97,11 @@ class Tuple:
         return dict(self._roots or {})
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (
-            self.values,
-            self.fields,
-            self.source_component,
-            self.source_stream,
-            self.source_task,
-            self._roots,
-            self._ack_val,
-            self._received,
-        )
+        return tuple(getattr(self, name) for name in _STATE)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        (
-            self.values,
-            self.fields,
-            self.source_component,
-            self.source_stream,
-            self.source_task,
-            self._roots,
-            self._ack_val,
-            self._received,
-        ) = state
+        for name, value in zip(_STATE, state, strict=True):
+            setattr(self, name, value)
 
     def __repr__(self) -> str:
         return (
