@@ -17,7 +17,7 @@ entry; it joins the decision. Either way, it changes no outcome.
 
 from __future__ import annotations
 
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -36,8 +36,8 @@ from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.tuple import TICK_STREAM_ID, Tuple
 
 INIT, ACK, FAIL, RESET = range(4)
-_VALUES, _STREAM = attrgetter("values"), attrgetter("source_stream")
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)
+_STREAM = attrgetter("source_stream")
+_ZERO = np.zeros(1, np.uint64)
 _KIND = {
     ACKER_INIT_STREAM_ID: INIT,
     ACKER_ACK_STREAM_ID: ACK,
@@ -78,19 +78,18 @@ class Acker(Bolt):
     def _apply(self, tuples: list[Tuple]) -> None:
         if not tuples:
             return
-        n = len(tuples)
-        values = list(map(_VALUES, tuples))  # map/itemgetter: the loops run in C
-        kinds = np.fromiter(map(_KIND.__getitem__, map(_STREAM, tuples)), np.int8, n)
-        roots = np.fromiter(map(_FIRST, values), np.uint64, n)
-        adds = (kinds == INIT) | (kinds == ACK)  # the messages that carry an ack val
-        vals = np.zeros(n, np.uint64)
-        picked = list(map(values.__getitem__, np.flatnonzero(adds).tolist()))
-        vals[adds] = np.fromiter(map(_SECOND, picked), np.uint64, len(picked))
-        tasks = np.full(n, -1, np.int32)
-        inits = kinds == INIT
-        tasks[inits] = [values[i][2] for i in np.flatnonzero(inits).tolist()]
-        for i in np.flatnonzero(kinds == FAIL).tolist():  # an ack fail may precede its init
-            self.pending.reasons.setdefault(values[i][0], values[i][1])
+        parts: tuple[list[Any], ...] = ([], [], [], [])  # roots, ack vals, spout tasks, kinds
+        for tup in tuples:  # init and ack messages are batches: arrays of roots and vals
+            kind, values = _KIND[tup.source_stream], tup.values
+            ids = np.asarray(values[0], np.uint64).reshape(-1)
+            if kind == FAIL:  # an ack fail may precede its init
+                self.pending.reasons.setdefault(values[0], values[1])
+            parts[0].append(ids)
+            parts[1].append(np.asarray(values[1], np.uint64) if kind <= ACK else _ZERO)
+            parts[2].append(np.full(len(ids), values[2] if kind == INIT else -1, np.int32))
+            parts[3].append(np.full(len(ids), kind, np.int8))
+        roots, vals, tasks, kinds = map(np.concatenate, parts)
+        adds = kinds <= ACK  # the messages that carry an ack val
 
         order = np.argsort(roots, kind="stable")
         sorted_roots = roots[order]

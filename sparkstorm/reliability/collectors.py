@@ -7,9 +7,10 @@ roots), XORs it into the anchor's ``_ack_val`` and into the child's id for each 
 ``ack`` sends ``edge ^ _ack_val`` per root to acker task ``root mod n``.
 
 One difference, which the acker cannot observe: the acks one task sends for one root
-during one superstep are XOR-combined into a single ``__ack_ack`` row (XOR is
-associative and commutative). A ``fail`` or ``reset_timeout`` of that root first flushes
-the combined ack, so per root the acker sees messages in the order they were sent.
+during one superstep are XOR-combined (XOR is associative and commutative), and all of
+them travel in one ``__ack_ack`` batch per acker task, sent when the task's superstep
+ends. A ``fail`` or ``reset_timeout`` of a root first flushes that root's combined ack,
+so per root the acker sees messages in the order they were sent.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
 
 from sparkstorm._types import FailReason
 from sparkstorm.errors import InvalidTopologyError
@@ -135,6 +139,24 @@ class _Emitter:
 
     def _emit_system(self, task: int, stream: str, fields: Fields, values: list[Any]) -> None:
         self._out.append((task, Tuple(values, fields, self._component_id, stream, self._task_id)))
+
+    def _batch_to_ackers(
+        self,
+        stream: str,
+        fields: Fields,
+        roots: NDArray[np.uint64],
+        ack_vals: NDArray[np.uint64],
+        *extra: Any,
+    ) -> None:
+        """Send one init or ack batch to each acker task that owns some of ``roots``."""
+        if self._n_ackers == 1:
+            self._emit_system(self._acker_tasks[0], stream, fields, [roots, ack_vals, *extra])
+            return
+        owner = roots % np.uint64(self._n_ackers)  # Storm: acker task = root mod n
+        for i, task in enumerate(self._acker_tasks):
+            mine = owner == i
+            if mine.any():
+                self._emit_system(task, stream, fields, [roots[mine], ack_vals[mine], *extra])
 
     def report_error(self, error: BaseException) -> None:
         """Record an error for this task (shown in statistics and logs); processing goes on."""
@@ -297,13 +319,19 @@ class OutputCollector(_Emitter):
 
     def _flush_root(self, root: int) -> None:
         if root in self._acks:
-            self._to_acker(root, ACKER_ACK_STREAM_ID, ACK_FIELDS, [root, self._acks.pop(root)])
+            ack_val = np.array([self._acks.pop(root)], np.uint64)
+            self._batch_to_ackers(
+                ACKER_ACK_STREAM_ID, ACK_FIELDS, np.array([root], np.uint64), ack_val
+            )
 
     def _flush_acks(self) -> None:
         """Send the combined acks of this superstep; called by the task runner at its end."""
-        for root, ack_val in self._acks.items():
-            self._to_acker(root, ACKER_ACK_STREAM_ID, ACK_FIELDS, [root, ack_val])
-        self._acks.clear()
+        acks = self._acks
+        if acks:
+            roots = np.fromiter(acks.keys(), np.uint64, len(acks))
+            ack_vals = np.fromiter(acks.values(), np.uint64, len(acks))
+            self._batch_to_ackers(ACKER_ACK_STREAM_ID, ACK_FIELDS, roots, ack_vals)
+            acks.clear()
 
 
 class BasicOutputCollector:

@@ -1,15 +1,19 @@
 """``SpoutOutputCollector``: a spout's emits, and the start of every tuple tree.
 
 A tracked emit (a msg id, ackers > 0) draws a root id and one edge id per target task,
-records the root as pending on the spout task, and sends ``__ack_init [root, XOR of the
-edges, spout task]`` to acker task ``root mod n``. With ackers = 0 the spout's ``ack``
-runs inside ``emit``, as in Storm.
+records the root as pending on the spout task, and tells acker task ``root mod n`` the
+root, the XOR of its edges and the spout task. Those inits go out as one
+``__ack_init`` batch per acker task when the spout task's superstep ends
+(:meth:`SpoutOutputCollector._flush_inits`). With ackers = 0 the spout's ``ack`` runs
+inside ``emit``, as in Storm.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any, Protocol
+
+import numpy as np
 
 from sparkstorm._types import MsgId
 from sparkstorm.reliability.collectors import _Emitter
@@ -41,6 +45,8 @@ class SpoutOutputCollector(_Emitter):
     def __init__(self, plan: Plan, task_id: int, tracker: PendingTracker) -> None:
         super().__init__(plan, task_id)
         self._tracker = tracker
+        self._init_roots: list[int] = []
+        self._init_vals: list[int] = []
 
     def emit(
         self, values: Sequence[Any], msg_id: MsgId | None = None, stream: str = DEFAULT_STREAM_ID
@@ -94,5 +100,13 @@ class SpoutOutputCollector(_Emitter):
             ack_val ^= edge
             out.append((target, Tuple(values, fields, component, stream, task, {root: edge})))
         self._tracker.track(root, msg_id, stream)
-        acker = self._acker_tasks[root % self._n_ackers]
-        self._emit_system(acker, ACKER_INIT_STREAM_ID, INIT_FIELDS, [root, ack_val, task])
+        self._init_roots.append(root)
+        self._init_vals.append(ack_val)
+
+    def _flush_inits(self) -> None:
+        """Send the inits of this superstep's tracked emits, one batch per acker task."""
+        if self._init_roots:
+            roots = np.array(self._init_roots, np.uint64)
+            ack_vals = np.array(self._init_vals, np.uint64)
+            self._init_roots, self._init_vals = [], []
+            self._batch_to_ackers(ACKER_INIT_STREAM_ID, INIT_FIELDS, roots, ack_vals, self._task_id)

@@ -1,4 +1,10 @@
-"""Stream ids and fields of the ack traffic (Storm's ``Acker`` constants)."""
+"""Stream ids and fields of the ack traffic (Storm's ``Acker`` constants).
+
+Unlike Storm's, init and ack messages are batches: one message carries every root a
+task tells one acker task about in one superstep, as two uint64 arrays (root ids and
+ack vals), so the acker applies them with numpy instead of one Python object per root.
+Fail and reset messages stay one per root; they are rare.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +16,8 @@ ACKER_ACK_STREAM_ID = "__ack_ack"
 ACKER_FAIL_STREAM_ID = "__ack_fail"
 ACKER_RESET_TIMEOUT_STREAM_ID = "__ack_reset_timeout"
 
-INIT_FIELDS = Fields("id", "ack_val", "spout_task")
-ACK_FIELDS = Fields("id", "ack_val")
+INIT_FIELDS = Fields("ids", "ack_vals", "spout_task")
+ACK_FIELDS = Fields("ids", "ack_vals")
 FAIL_FIELDS = Fields("id", "reason")
 RESET_FIELDS = Fields(
     "id",

@@ -5,6 +5,9 @@ once per message timeout by the spout's tick: a tree not complete within (T, 2T]
 emit (or last reset) is failed to the spout with reason ``timeout``. Outcomes from the
 acker remove the root first, so each msg id gets exactly one ``ack`` or ``fail``; a late
 outcome finds nothing pending and is ignored.
+
+What the spout emits, from ``next_tuple`` or from inside ``ack``/``fail`` (a replay),
+collects in the task's outbox; the runtime drains it into each superstep.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any
 
 from sparkstorm._types import TIMEOUT, FailReason, MsgId
 from sparkstorm.config import TOPOLOGY_MAX_SPOUT_PENDING
+from sparkstorm.errors import SparkStormError
 from sparkstorm.reliability.collectors import Row
 from sparkstorm.reliability.ids import id_source
 from sparkstorm.reliability.rotating_map import RotatingMap
@@ -59,6 +63,8 @@ class SpoutTask:
         self.stats = TaskStats(component_id, task_id)
         self._fail_takes_reason = _takes_reason(self.spout)
         self.now = 0.0
+        self.outbox: list[Row] = []
+        self.begin(-1, 0.0)  # ids for emits made before the first superstep (in open)
 
     # -- called by the collector -------------------------------------------------------
     def track(self, root: int, msg_id: MsgId, stream: str) -> None:
@@ -74,14 +80,25 @@ class SpoutTask:
         """Call the spout's ``open``."""
         self._guard(self.spout.open, self.conf, self.context, self.collector)
 
-    def next_batch(self, max_calls: int, out: list[Row], superstep: int, now: float) -> int:
+    def begin(self, superstep: int, now: float) -> None:
+        """Start a superstep: its ids and clock, for every emit until the next one."""
+        self.now = now
+        ids = id_source(self.seed, superstep, self.task_id)
+        self.collector._begin(self.outbox, ids, now, superstep)
+
+    def drain(self) -> list[Row]:
+        """What the spout emitted since the last drain, with its acker inits."""
+        self.collector._flush_inits()
+        rows, self.outbox = self.outbox, []
+        self.collector._out = self.outbox
+        return rows
+
+    def next_batch(self, max_calls: int) -> int:
         """Call ``next_tuple`` up to ``max_calls`` times; stop early when it emits nothing.
 
         Respects ``topology.max.spout.pending``. Returns how many emits the spout made.
         """
-        self.now = now
         collector = self.collector
-        collector._begin(out, id_source(self.seed, superstep, self.task_id), now, superstep)
         start, pending, limit = collector.emitted, self.pending, self.max_pending
         next_tuple = self.spout.next_tuple
         for _ in range(max_calls):
@@ -123,10 +140,26 @@ class SpoutTask:
         self.pending.rotate()
 
     def fail_all_pending(self, reason: FailReason) -> None:
-        """Fail every pending msg id with ``reason`` (shutdown: none is left without outcome)."""
+        """Fail every pending msg id with ``reason`` (shutdown: none is left without outcome).
+
+        A spout that replays inside ``fail`` emits once more here; nothing runs after a
+        shutdown, so those tuples are dropped, said in an error, and their msg ids forgotten.
+        """
         for root, entry in self.pending.items():
             self.pending.remove(root)
             self._call_fail(entry[0], reason)
+        late = []
+        for root, entry in self.pending.items():  # tracked by emits inside those fail()s
+            self.pending.remove(root)
+            late.append(entry[0])
+        dropped = len(self.drain())
+        if dropped:
+            msg = (
+                f"spout {self.component_id!r} task {self.task_id} emitted {dropped} tuple(s) "
+                f"from ack/fail during shutdown; nothing runs after shutdown, so they were "
+                f"not delivered, and msg ids {late[:10]!r} get no ack or fail"
+            )
+            self.collector.report_error(SparkStormError(msg))
 
     def _expired(self, root: int, entry: tuple[MsgId, float, str]) -> None:
         self._call_fail(entry[0], TIMEOUT)

@@ -131,14 +131,17 @@ class TopologyRuntime:
     def step(self) -> None:
         """Run one superstep (see the module docstring)."""
         now = self.now()
+        for spout in self.spouts.values():
+            spout.begin(self.superstep, now)
         outcomes, self._outcomes = self._outcomes, []
         for task, tup in outcomes:
             self.spouts[task].on_outcome(tup, now)
         rows = self._fire_ticks(now)
         emitted = 0
-        if self.active:
-            for spout in self.spouts.values():
-                emitted += spout.next_batch(self._batch, rows, self.superstep, now)
+        for spout in self.spouts.values():
+            if self.active:
+                emitted += spout.next_batch(self._batch)
+            rows.extend(spout.drain())  # with what ack()/fail() emitted (replays)
         self._last_emitted = emitted
         self._collect_spout_errors()
         if self._spout_captured:

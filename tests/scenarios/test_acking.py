@@ -340,3 +340,43 @@ def test_spout_with_one_argument_fail_still_gets_its_failures(engine, cluster_fa
     cluster.wait_until_idle()
     assert _OneArgFailSpout.failed == ["m1"]
     assert cluster.errors("one-arg") == []
+
+
+class _ReplayInFailSpout(Spout):
+    """Replays a failed message from inside ``fail`` (a common Storm spout pattern)."""
+
+    events: ClassVar[list] = []
+
+    def open(self, conf, context, collector):
+        self.collector = collector
+        self.sent = False
+
+    def next_tuple(self):
+        if not self.sent:
+            self.sent = True
+            self.collector.emit(["fail"], 1)
+
+    def ack(self, msg_id):
+        _ReplayInFailSpout.events.append(("ack", msg_id))
+
+    def fail(self, msg_id, reason=None):
+        _ReplayInFailSpout.events.append(("fail", msg_id))
+        self.collector.emit(["ok"], msg_id + 1)  # the replay, under a new id
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("word"))
+
+
+def test_emits_from_inside_spout_fail_are_delivered(engine, cluster_factory):
+    cluster = cluster_factory(engine)
+    _ReplayInFailSpout.events = []
+    builder = TopologyBuilder()
+    builder.set_spout("1", _ReplayInFailSpout())
+    builder.set_bolt("2", MaybeFailBasic()).shuffle_grouping("1")
+    c = Config()
+    c.set_message_timeout_secs(10)
+    cluster.submit_topology("replay-in-fail", c, builder.create_topology())
+    cluster.wait_until_idle()
+    # MaybeFailBasic fails "fail" and passes "ok": the replay emitted in fail() must arrive
+    assert _ReplayInFailSpout.events == [("fail", 1), ("ack", 2)]
+    assert cluster.errors("replay-in-fail") == []

@@ -107,8 +107,9 @@ def test_a_retried_superstep_reproduces_the_same_ids():
     spout.open()
     for i in range(5):
         feeder.feed([i], i)
-    rows = []
-    spout.next_batch(100, rows, superstep=4, now=0.0)
+    spout.begin(superstep=4, now=0.0)
+    spout.next_batch(100)
+    rows = spout.drain()
     codec = RowCodec(plan)
     columns = new_columns()
     codec.envelopes(rows, DRIVER_ORD, KIND_TUPLES, columns)

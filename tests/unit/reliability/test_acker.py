@@ -47,10 +47,10 @@ class AckerHarness:
         assert out == []
 
     def init(self, root, val):
-        return self.send(ACKER_INIT_STREAM_ID, root, val, SPOUT_TASK)
+        return self.send(ACKER_INIT_STREAM_ID, [root], [val], SPOUT_TASK)
 
     def ack(self, root, val):
-        return self.send(ACKER_ACK_STREAM_ID, root, val)
+        return self.send(ACKER_ACK_STREAM_ID, [root], [val])
 
     def fail(self, root):
         return self.send(ACKER_FAIL_STREAM_ID, root, REASON)
@@ -156,15 +156,14 @@ def test_a_batch_applies_orderings_and_ticks_in_sequence(acker):
     out = []
     acker.task.run(
         [
-            msg(ACKER_ACK_STREAM_ID, 1, 0b11),  # ack before init, same batch
-            msg(ACKER_INIT_STREAM_ID, 1, 0b11, SPOUT_TASK),
+            msg(ACKER_ACK_STREAM_ID, [1], [0b11]),  # ack before init, same batch
+            msg(ACKER_INIT_STREAM_ID, [1], [0b11], SPOUT_TASK),
             msg(ACKER_FAIL_STREAM_ID, 2, REASON),  # fail before init, same batch
-            msg(ACKER_INIT_STREAM_ID, 2, 0b1, SPOUT_TASK),
-            msg(ACKER_INIT_STREAM_ID, 3, 0b1, SPOUT_TASK),  # stays pending
+            msg(ACKER_INIT_STREAM_ID, [2, 3], [0b1, 0b1], SPOUT_TASK),  # 3 stays pending
             tick_tuple(30),
             tick_tuple(30),
             tick_tuple(30),  # ...and expires here
-            msg(ACKER_ACK_STREAM_ID, 3, 0b1),  # late: an orphan, no outcome
+            msg(ACKER_ACK_STREAM_ID, [3], [0b1]),  # late: an orphan, no outcome
         ],
         1,
         0.0,
@@ -173,3 +172,29 @@ def test_a_batch_applies_orderings_and_ticks_in_sequence(acker):
     outcomes = sorted((t.source_stream, t.values[0]) for _, t in out)
     assert outcomes == [(ACKER_ACK_STREAM_ID, [1]), (ACKER_FAIL_STREAM_ID, [2])]
     assert len(acker.pending) == 1  # the orphan of root 3
+
+
+def test_batches_of_many_roots_from_several_spout_tasks(acker):
+    def msg(stream, *values):
+        return Tuple(list(values), FIELDS_BY_STREAM[stream], "b", stream, 2)
+
+    out = []
+    roots = np.array([2**64 - 1, 5, 6, 7], np.uint64)
+    acker.task.run(
+        [
+            msg(ACKER_INIT_STREAM_ID, roots[:2], np.array([3, 4], np.uint64), SPOUT_TASK),
+            msg(ACKER_INIT_STREAM_ID, roots[2:], np.array([8, 9], np.uint64), SPOUT_TASK + 1),
+            # the same root twice in one batch XORs both in: 4 ^ 1 ^ 5 == 0
+            msg(ACKER_ACK_STREAM_ID, roots, np.array([3, 1, 8, 1], np.uint64)),
+            msg(ACKER_ACK_STREAM_ID, [5], [5]),
+        ],
+        1,
+        0.0,
+        out,
+    )
+    outcomes = sorted((task, t.source_stream, sorted(t.values[0])) for task, t in out)
+    assert outcomes == [
+        (SPOUT_TASK, ACKER_ACK_STREAM_ID, [5, 2**64 - 1]),
+        (SPOUT_TASK + 1, ACKER_ACK_STREAM_ID, [6]),
+    ]
+    assert len(acker.pending) == 1  # root 7: 9 ^ 1 != 0

@@ -3,6 +3,8 @@
 from functools import reduce
 from operator import xor
 
+import numpy as np
+
 from sparkstorm import Bolt, Config, Fields, TopologyBuilder
 from sparkstorm.config import resolve
 from sparkstorm.reliability.collectors import OutputCollector
@@ -52,12 +54,14 @@ def test_spout_emit_sends_init_with_xor_of_edges():
     c._begin(out, id_source(0, 0, spout_task), 0.0, 0)
     targets = c.emit(["x"], msg_id="m")
     assert targets == plan.component_tasks("a")
+    assert [tup.source_stream for _, tup in out] == ["default"] * len(targets)
+    c._flush_inits()  # inits leave as one batch per acker task when the superstep ends
     data = [tup for task, tup in out if tup.source_stream == "default"]
     (init,) = [tup for task, tup in out if tup.source_stream == ACKER_INIT_STREAM_ID]
-    root = init.values[0]
+    (root,) = init.values[0].tolist()
     assert tracker.tracked == [(root, "m")]
     assert all(list(t._roots) == [root] for t in data)
-    assert init.values[1] == reduce(xor, (t._roots[root] for t in data))
+    assert init.values[1].tolist() == [reduce(xor, (t._roots[root] for t in data))]
     assert init.values[2] == spout_task
 
 
@@ -85,9 +89,8 @@ def test_bolt_emit_and_ack_arithmetic_cancels_out():
     assert [sorted(ch._roots) for ch in children] == [[111, 222], [111, 222]]
     c.ack(parent)
     c._flush_acks()
-    acks = {
-        tup.values[0]: tup.values[1] for _, tup in out if tup.source_stream == ACKER_ACK_STREAM_ID
-    }
+    (batch,) = [tup for _, tup in out if tup.source_stream == ACKER_ACK_STREAM_ID]
+    acks = dict(zip(batch.values[0].tolist(), batch.values[1].tolist(), strict=True))
     for root, edge in parent._roots.items():
         # what reaches the acker for this root, plus the children's own acks, is the edge
         child_edges = reduce(xor, (ch._roots[root] for ch in children))
@@ -117,10 +120,28 @@ def test_fail_flushes_the_combined_ack_first():
     c._begin(out, id_source(0, 1, task), 0.0, 1)
     t1 = Tuple(["x"], Fields("v"), "s", "default", 9, {5: 1})
     t2 = Tuple(["x"], Fields("v"), "s", "default", 9, {5: 2})
+    t3 = Tuple(["x"], Fields("v"), "s", "default", 9, {6: 4})
     c.ack(t1)
+    c.ack(t3)
     c.fail(t2)
     c._flush_acks()
-    assert [tup.source_stream for _, tup in out] == ["__ack_ack", "__ack_fail"]
+    sent = [(tup.source_stream, np.asarray(tup.values[0]).tolist()) for _, tup in out]
+    assert sent == [("__ack_ack", [5]), ("__ack_fail", 5), ("__ack_ack", [6])]
+
+
+def test_acks_are_batched_per_acker_task_by_root_mod_n():
+    plan = make_plan(ackers=3)
+    task = plan.component_tasks("a")[0]
+    c = OutputCollector(plan, task)
+    out = []
+    c._begin(out, id_source(0, 1, task), 0.0, 1)
+    roots = [3, 4, 7, 9, 2**64 - 2]
+    for root in roots:
+        c.ack(Tuple(["x"], Fields("v"), "s", "default", 9, {root: root + 1}))
+    c._flush_acks()
+    got = {target: tup.values[0].tolist() for target, tup in out}
+    assert len(out) == 3  # one batch per acker task, not one message per root
+    assert got == {plan.acker_tasks[i]: [r for r in roots if r % 3 == i] for i in range(3)}
 
 
 def test_fields_grouping_is_stable_and_consistent():
