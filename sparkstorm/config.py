@@ -25,6 +25,7 @@ SPARKSTORM_IDLE_TIMEOUT_SECS = "sparkstorm.idle.timeout.secs"
 SPARKSTORM_SPARK_RESIDENT = "sparkstorm.spark.resident"
 SPARKSTORM_CAPTURE = "sparkstorm.capture"
 SPARKSTORM_SPARK_PARTITIONS = "sparkstorm.spark.partitions"
+SPARKSTORM_GC_GEN0_THRESHOLD = "sparkstorm.gc.gen0.threshold"
 
 DEFAULTS: dict[str, Any] = {
     TOPOLOGY_ACKER_EXECUTORS: 1,
@@ -40,6 +41,7 @@ DEFAULTS: dict[str, Any] = {
     SPARKSTORM_SPARK_RESIDENT: True,
     SPARKSTORM_CAPTURE: [],
     SPARKSTORM_SPARK_PARTITIONS: None,
+    SPARKSTORM_GC_GEN0_THRESHOLD: 50_000,
 }
 """Every key sparkstorm reads, with the value used when a topology does not set it."""
 
@@ -74,6 +76,7 @@ class Config(dict[str, Any]):
     SPARKSTORM_SPARK_RESIDENT = SPARKSTORM_SPARK_RESIDENT
     SPARKSTORM_CAPTURE = SPARKSTORM_CAPTURE
     SPARKSTORM_SPARK_PARTITIONS = SPARKSTORM_SPARK_PARTITIONS
+    SPARKSTORM_GC_GEN0_THRESHOLD = SPARKSTORM_GC_GEN0_THRESHOLD
 
     def set_num_ackers(self, n: int) -> None:
         """Set ``topology.acker.executors``; 0 turns tracking off (at-most-once)."""
@@ -110,6 +113,7 @@ def resolve(conf: dict[str, Any] | None) -> dict[str, Any]:
         ),
         SPARKSTORM_SPOUT_BATCH: lambda v: isinstance(v, int) and v > 0,
         SPARKSTORM_SEED: lambda v: isinstance(v, int),
+        SPARKSTORM_GC_GEN0_THRESHOLD: lambda v: v is None or (isinstance(v, int) and v >= 0),
     }
     for key, ok in checks.items():
         value = merged[key]

@@ -7,6 +7,7 @@ from typing import Any, Protocol
 
 from sparkstorm.reliability.collectors import ReportedError, Row
 from sparkstorm.runtime.metrics import TaskStats
+from sparkstorm.runtime.profile import Profile
 from sparkstorm.topology.plan import Plan
 
 Captured = list[tuple[str, str, list[Any]]]
@@ -24,6 +25,8 @@ class StepResult:
     stats: list[TaskStats] = field(default_factory=list)
     errors: list[ReportedError] = field(default_factory=list)
     captured: Captured = field(default_factory=list)
+    profile: Profile = field(default_factory=Profile)
+    """Seconds this superstep spent per phase (see :mod:`sparkstorm.runtime.profile`)."""
 
 
 class Engine(Protocol):

@@ -7,12 +7,14 @@ are delivered grouped by target task in emission order, which keeps Storm's FIFO
 
 from __future__ import annotations
 
+import time
 from itertools import chain
 
 from sparkstorm.config import TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE
 from sparkstorm.engines.base import Captured, StepResult
 from sparkstorm.engines.rows import KIND_TUPLES, RowCodec, new_columns
 from sparkstorm.reliability.collectors import ReportedError, Row
+from sparkstorm.runtime.profile import Profile
 from sparkstorm.runtime.task_runner import BoltTask
 from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import Tuple
@@ -41,6 +43,7 @@ class LocalEngine:
 
     def superstep(self, rows: list[Row], superstep: int, now: float) -> StepResult:
         """Deliver the held rows and ``rows`` one hop; keep what the tasks emit."""
+        started = time.perf_counter()
         inbox: dict[int, list[Tuple]] = {}
         for target, tup in chain(self._in_flight, rows):
             queue = inbox.get(target)
@@ -52,6 +55,7 @@ class LocalEngine:
         outcomes: list[Row] = []
         captured: Captured = []
         errors: list[ReportedError] = []
+        delivered = time.perf_counter()
         for task_id in sorted(inbox):
             task = self._tasks[task_id]
             out = outcomes if task_id in self._ackers else emitted
@@ -69,7 +73,8 @@ class LocalEngine:
             self._codec.envelopes(chain(rows, emitted), 0, KIND_TUPLES, new_columns())
         self._in_flight = emitted
         stats = [self._tasks[t].stats for t in inbox]
-        return StepResult(outcomes, len(emitted), stats, errors, captured)
+        profile = Profile(deliver=delivered - started, execute=time.perf_counter() - delivered)
+        return StepResult(outcomes, len(emitted), stats, errors, captured, profile)
 
     def stop(self) -> list[ReportedError]:
         """Call every task's ``cleanup``."""

@@ -28,6 +28,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -38,7 +39,11 @@ from typing import TYPE_CHECKING, Any
 import cloudpickle
 import pyarrow as pa
 
-from sparkstorm.config import SPARKSTORM_SPARK_PARTITIONS, SPARKSTORM_SPARK_RESIDENT
+from sparkstorm.config import (
+    SPARKSTORM_GC_GEN0_THRESHOLD,
+    SPARKSTORM_SPARK_PARTITIONS,
+    SPARKSTORM_SPARK_RESIDENT,
+)
 from sparkstorm.engines.base import Captured, StepResult
 from sparkstorm.engines.rows import (
     ARROW_SCHEMA,
@@ -56,7 +61,9 @@ from sparkstorm.engines.rows import (
 )
 from sparkstorm.errors import ComponentStateError, InvalidTopologyError, SparkStormError
 from sparkstorm.reliability.collectors import ReportedError, Row
+from sparkstorm.runtime.gc_tuning import fewer_collections
 from sparkstorm.runtime.metrics import TaskStats
+from sparkstorm.runtime.profile import Profile
 from sparkstorm.runtime.task_runner import BoltTask
 from sparkstorm.runtime.task_state import restore, snapshot
 from sparkstorm.topology.plan import Plan
@@ -168,9 +175,27 @@ def run_partition(
     Called by Spark in a Python worker, once per partition per superstep.
     """
     plan, codec, seed = _worker_plan(run_id, plan_bytes)
+    with fewer_collections(plan.conf[SPARKSTORM_GC_GEN0_THRESHOLD]):
+        yield from _run_tasks(batches, plan, codec, seed, run_id, superstep, now, capture)
+
+
+def _run_tasks(
+    batches: Iterator[pa.RecordBatch],
+    plan: Plan,
+    codec: RowCodec,
+    seed: int,
+    run_id: str,
+    superstep: int,
+    now: float,
+    capture: frozenset[str],
+) -> Iterator[pa.RecordBatch]:
+    profile = Profile()
+    clock = time.perf_counter
     inboxes: dict[int, _Inbox] = {}
     for batch in batches:
+        started = clock()
         cols = batch.to_pydict()
+        profile.add("worker_arrow", clock() - started)
         for task, ord_, kind, payload in zip(
             cols["task"], cols["ord"], cols["kind"], cols["payload"], strict=True
         ):
@@ -196,14 +221,17 @@ def run_partition(
             if inbox.state is not None:  # idle this superstep: pass the snapshot through
                 append_row(out_cols, task_id, part, inbox.state[0], KIND_STATE, 0, inbox.state[1])
             continue
+        started = clock()
         task = _task_for(run_id, plan, seed, task_id, inbox.state)
         tuples = [
             tup
             for _, payload in sorted(inbox.envelopes, key=itemgetter(0))
             for tup in codec.tuples(payload)
         ]
+        decoded = clock()
         out: list[Row] = []
         task.run(tuples, superstep, now, out, captured if task.component_id in capture else None)
+        executed = clock()
         if task_id in ackers:
             codec.envelopes(out, task_id, KIND_OUTCOMES, out_cols)
         else:
@@ -216,9 +244,18 @@ def run_partition(
         errors.extend(task.collector.errors)
         task.collector.errors.clear()
         stats.append(task.stats)
-    meta = pickle.dumps((stats, errors, captured, in_flight, os.getpid()), protocol=5)
-    append_row(out_cols, -1, 0, 0, KIND_META, 0, meta)
-    yield to_batch(out_cols)
+        profile.add("decode", decoded - started)
+        profile.add("execute", executed - decoded)
+        profile.add("encode", clock() - executed)
+    started = clock()
+    batch = to_batch(out_cols)
+    profile.add("worker_arrow", clock() - started)
+    yield batch
+    # the statistics go in a batch of their own, so they can time the one above
+    meta = pickle.dumps((stats, errors, captured, in_flight, os.getpid(), profile), protocol=5)
+    meta_cols = new_columns()
+    append_row(meta_cols, -1, 0, 0, KIND_META, 0, meta)
+    yield to_batch(meta_cols)
 
 
 # -- driver side -------------------------------------------------------------------------
@@ -250,14 +287,22 @@ class SparkEngine:
 
     def superstep(self, rows: list[Row], superstep: int, now: float) -> StepResult:
         """One Spark job: deliver everything one hop, collect only what the driver needs."""
+        started = time.perf_counter()
         columns = new_columns()
         self.codec.envelopes(rows, DRIVER_ORD, KIND_TUPLES, columns)
-        return self._run(columns, superstep, now)
+        return self._run(columns, superstep, now, started)
 
-    def _run(self, columns: dict[str, list[Any]], superstep: int, now: float) -> StepResult:
+    def _run(
+        self,
+        columns: dict[str, list[Any]],
+        superstep: int,
+        now: float,
+        started: float | None = None,
+    ) -> StepResult:
         from pyspark.sql import DataFrame
         from pyspark.sql.functions import col
 
+        started = time.perf_counter() if started is None else started
         frames = [self._held] if self._held is not None else []
         if columns["task"]:
             table = pa.Table.from_pydict(columns, schema=ARROW_SCHEMA)
@@ -278,27 +323,37 @@ class SparkEngine:
             .mapInArrow(fn, SPARK_SCHEMA)
             .localCheckpoint(eager=False)
         )
+        job_started = time.perf_counter()
         try:
             collected = out.filter(col("kind") >= KIND_OUTCOMES).toArrow()
         except Exception as exc:  # the job failed: a lost executor, or a state error
             return self._lost(exc, superstep, now)
+        job_ended = time.perf_counter()
         self._lost_in_a_row = 0
         self._held = out.filter(col("kind") <= KIND_STATE)
-        return self._decode(collected)
+        result = self._decode(collected)
+        result.profile.add("spark_job", job_ended - job_started)
+        driver = (job_started - started) + (time.perf_counter() - job_ended)
+        result.profile.add("driver_arrow", driver)
+        return result
 
     def _decode(self, collected: pa.Table) -> StepResult:
         result = StepResult([], 0)
+        critical = 0.0
         cols = collected.to_pydict()
         for task, kind, payload in zip(cols["task"], cols["kind"], cols["payload"], strict=True):
             if kind == KIND_OUTCOMES:  # the envelope's task is the spout task of the roots
                 result.spout_rows.extend((task, tup) for tup in self.codec.tuples(payload))
             elif kind == KIND_META:
-                stats, errors, captured, in_flight, pid = pickle.loads(payload)
+                stats, errors, captured, in_flight, pid, profile = pickle.loads(payload)
                 result.stats.extend(stats)
                 result.errors.extend(errors)
                 result.captured.extend(captured)
                 result.in_flight += in_flight
+                result.profile.merge(profile)
+                critical = max(critical, sum(profile.values()))
                 self.worker_pids.add(pid)
+        result.profile.add("partition_critical", critical)
         return result
 
     def _lost(self, exc: Exception, superstep: int, now: float) -> StepResult:

@@ -34,6 +34,9 @@ class RunResult:
     startup_secs: float = 0.0
     supersteps: int = 0
     interrupted: bool = False
+    profile: dict[str, float] = field(default_factory=dict)
+    """Seconds spent per phase: spout loop, Spark job, decoding, bolt code... (see
+    :data:`sparkstorm.runtime.profile.PHASES`)."""
 
 
 def run(
@@ -95,6 +98,7 @@ def run(
         startup,
         runtime.superstep,
         stop.is_set(),
+        dict(runtime.profile),
     )
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from sparkstorm._types import SHUTDOWN
 from sparkstorm.config import (
     SPARKSTORM_CAPTURE,
+    SPARKSTORM_GC_GEN0_THRESHOLD,
     SPARKSTORM_SEED,
     SPARKSTORM_SPOUT_BATCH,
     TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS,
@@ -26,7 +27,9 @@ from sparkstorm.config import (
 from sparkstorm.engines.base import Engine
 from sparkstorm.reliability.collectors import ReportedError, Row
 from sparkstorm.runtime.clock import Clock, WallClock
+from sparkstorm.runtime.gc_tuning import fewer_collections
 from sparkstorm.runtime.metrics import TaskStats, by_component
+from sparkstorm.runtime.profile import Profile
 from sparkstorm.runtime.spout_task import SpoutTask
 from sparkstorm.topology.builder import Topology
 from sparkstorm.topology.plan import Plan
@@ -73,6 +76,8 @@ class TopologyRuntime:
         self.captured: dict[tuple[str, str], list[list[Any]]] = {}
         self.bolt_stats: dict[int, TaskStats] = {}
         self._outcomes: list[Row] = []
+        self.profile = Profile()
+        """Seconds spent per phase since submit (see :mod:`sparkstorm.runtime.profile`)."""
         self._in_flight = 0
         self._last_emitted = 0
         self._batch = self.conf[SPARKSTORM_SPOUT_BATCH]
@@ -130,6 +135,11 @@ class TopologyRuntime:
 
     def step(self) -> None:
         """Run one superstep (see the module docstring)."""
+        with fewer_collections(self.conf[SPARKSTORM_GC_GEN0_THRESHOLD]):
+            self._step()
+
+    def _step(self) -> None:
+        started = time.perf_counter()
         now = self.now()
         for spout in self.spouts.values():
             spout.begin(self.superstep, now)
@@ -147,8 +157,10 @@ class TopologyRuntime:
         if self._spout_captured:
             self._capture(self._spout_captured)
             self._spout_captured.clear()
+        self.profile.add("spout", time.perf_counter() - started)
         if rows or self._in_flight:
             result = self.engine.superstep(rows, self.superstep, now)
+            self.profile.merge(result.profile)
             self._outcomes = result.spout_rows
             self._in_flight = result.in_flight
             for stats in result.stats:
