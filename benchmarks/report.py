@@ -1,4 +1,4 @@
-"""Print a benchmark's table with the machine line; with ``save``, write it to docs/benchmarks/."""
+"""Print a benchmark's table with the machine line; with ``save``, write it to docs/."""
 
 from __future__ import annotations
 
@@ -6,12 +6,39 @@ from pathlib import Path
 
 from benchmarks.machine import machine
 
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "benchmarks"
+"""Where saved tables and plots go."""
+PAGE = DOCS.parent / "benchmarks.md"
+BEGIN = "<!-- results: written by `python -m benchmarks --save`; do not edit by hand -->"
+END = "<!-- end of results -->"
+
 
 def report(name: str, lines: list[str], save: bool) -> None:
     """Print ``lines`` and the machine; with ``save`` also write docs/benchmarks/NAME.txt."""
     text = "\n".join([*lines, machine()]) + "\n"
     print(text, end="")
     if save:
-        out = Path(__file__).resolve().parent.parent / "docs" / "benchmarks" / f"{name}.txt"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text)
+        DOCS.mkdir(parents=True, exist_ok=True)
+        (DOCS / f"{name}.txt").write_text(text)
+
+
+def write_results_section(tables: dict[str, list[str]]) -> None:
+    """Replace the results section of docs/benchmarks.md with these tables and the plot."""
+    titles = {
+        "wordcount": "Word count: engines, acking on and off, plain PySpark",
+        "scaling": "Scaling: size and tasks per bolt, and where the time goes",
+        "acker": "The acker: memory per pending tree, throughput",
+    }
+    parts = [BEGIN, "", f"Latest run: {machine().removeprefix('machine: ')}.", ""]
+    for name, lines in tables.items():
+        parts += [f"### {titles.get(name, name)}", "", "```", *lines, "```", ""]
+        if name == "scaling":
+            parts += ["![throughput against size](benchmarks/scaling.png)", ""]
+    parts.append(END)
+    page = PAGE.read_text()
+    head, found, rest = page.partition(BEGIN)
+    if not found:
+        msg = f"{PAGE} has no results section; add the line {BEGIN!r} and {END!r}"
+        raise SystemExit(msg)
+    tail = rest.partition(END)[2]
+    PAGE.write_text(head + "\n".join(parts) + tail)

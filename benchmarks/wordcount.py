@@ -48,54 +48,60 @@ def baseline(spark: Any, sentences: list[str]) -> dict[str, float]:
     return {"tps": (len(sentences) + words) / elapsed, "rss": rss.peak}
 
 
-def sparkstorm_run(spark: Any, engine: str, ackers: int, sentences: list[str]) -> dict[str, float]:
-    """Word count on ``engine``; tuples/s, complete latency percentiles, peak RSS."""
-    topology, conf = build(sentences, parallelism=2, ackers=ackers)
+def sparkstorm_run(
+    spark: Any, engine: str, ackers: int, sentences: list[str], parallelism: int = 2
+) -> dict[str, Any]:
+    """Word count on ``engine``; tuples/s, complete latency percentiles, peak RSS, profile."""
+    topology, conf = build(sentences, parallelism=parallelism, ackers=ackers)
     conf[Config.SPARKSTORM_SPOUT_BATCH] = SPOUT_BATCH[engine]
     with PeakRss() as rss:
         result = run(topology, conf, engine=engine, spark=spark if engine == "spark" else None)
     stats = result.stats
     assert stats["sentences"]["acked"] == len(sentences), stats["sentences"]
     tuples = stats["split"]["executed"] + stats["count"]["executed"]
+    acker = stats.get("__acker", {"executed": 0, "execute_latency_ms": 0.0})
     return {
         "tps": tuples / result.elapsed_secs,
         "rss": rss.peak,
         "p50": stats["sentences"]["complete_latency_p50_ms"],
         "p99": stats["sentences"]["complete_latency_p99_ms"],
         "startup": result.startup_secs,
+        "elapsed": result.elapsed_secs,
+        "supersteps": result.supersteps,
+        "profile": result.profile,
+        "acker_secs": acker["executed"] * acker["execute_latency_ms"] / 1000,
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sentences", type=int, default=100_000)
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--save", action="store_true", help="write docs/benchmarks/wordcount.txt")
-    args = parser.parse_args()
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+def warmed_session() -> tuple[Any, float]:
+    """A ``local[2]`` session that has run Python jobs already, and its start-up seconds."""
     from sparkstorm.engines.spark import create_session
 
     started = time.perf_counter()
     spark = create_session("local[2]")
     spark.sparkContext.setLogLevel("ERROR")
     session_secs = time.perf_counter() - started
-    sentences = generated_sentences(args.sentences)
-    baseline(spark, sentences[:1000])  # warm up: Spark's first Python job is slow
-    sparkstorm_run(spark, "spark", 1, sentences[:1000])
+    sentences = generated_sentences(1000)
+    baseline(spark, sentences)  # Spark's first Python job is slow
+    sparkstorm_run(spark, "spark", 1, sentences)
+    return spark, session_secs
+
+
+def compare(spark: Any, sentences: list[str], rounds: int, session_secs: float) -> list[str]:
+    """The word-count table: every configuration in interleaved rounds, medians."""
     configs = [("local", 1), ("local", 0), ("spark", 1), ("spark", 0)]
-    runs: dict[Any, list[dict[str, float]]] = {c: [] for c in [*configs, "baseline"]}
-    for _ in range(args.rounds):
+    runs: dict[Any, list[dict[str, Any]]] = {c: [] for c in [*configs, "baseline"]}
+    for _ in range(rounds):
         runs["baseline"].append(baseline(spark, sentences))
         for engine, ackers in configs:
             runs[(engine, ackers)].append(sparkstorm_run(spark, engine, ackers, sentences))
-    spark.stop()
 
     def median(config: Any, key: str) -> float:
         return statistics.median(r[key] for r in runs[config])
 
     base = median("baseline", "tps")
     lines = [
-        f"word count, {args.sentences:,} sentences x 8 words, {args.rounds} interleaved "
+        f"word count, {len(sentences):,} sentences x 8 words, {rounds} interleaved "
         f"rounds (medians); Spark local[2] session start-up {session_secs:.1f}s, "
         f"topology start-up {median(('spark', 1), 'startup'):.2f}s",
         f"{'configuration':<22}{'tuples/s':>10}{'x base':>8}{'on/off':>8}"
@@ -122,6 +128,19 @@ def main() -> None:
         "RSS: the whole process tree, including the Spark JVM and its Python workers, "
         "which stay up for every row"
     )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sentences", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--save", action="store_true", help="write docs/benchmarks/wordcount.txt")
+    args = parser.parse_args()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    spark, session_secs = warmed_session()
+    lines = compare(spark, generated_sentences(args.sentences), args.rounds, session_secs)
+    spark.stop()
     report("wordcount", lines, args.save)
 
 
