@@ -7,8 +7,7 @@ and its state snapshot (what the Spark engine ships between supersteps) are divi
 N. Throughput: N acks through the task runner, each completing one tree, delivered as
 the collectors send them (one ``__ack_ack`` batch per bolt task and superstep; here
 batches of 1,000 roots, the word count's spout batch on the local engine), per second,
-outcomes to the spouts included. For comparison, the same acks one per message (Storm's
-wire format, which this acker also accepts). Targets (issue "Benchmarks"): at most 48
+outcomes to the spouts included. Targets (issue "Benchmarks"): at most 48
 bytes per tree, at least 2,000,000 acks per second per task.
 """
 
@@ -92,18 +91,13 @@ def measure(trees: int) -> list[str]:
     """The acker's table: bytes per pending tree, acks per second."""
     task, roots, vals, heap = pending_trees(trees)
     snap = len(snapshot(task)) / trees
-    batched = ack_rate(task, batches(ACKER_ACK_STREAM_ID, roots, vals, ACK_BATCH), trees)
-    single_trees = min(trees, 200_000)  # one Python message per ack: slower, fewer
-    task, roots, vals, _ = pending_trees(single_trees)
-    single = ack_rate(task, batches(ACKER_ACK_STREAM_ID, roots, vals, 1), single_trees)
+    rate = ack_rate(task, batches(ACKER_ACK_STREAM_ID, roots, vals, ACK_BATCH), trees)
     return [
         f"acker, {trees:,} pending trees in one task",
         f"  memory per pending tree:   {heap:7.1f} bytes in the heap (target <= 48)",
         f"  snapshot per pending tree: {snap:7.1f} bytes (target <= 48)",
-        f"  throughput: {batched:,.0f} acks/s per task, batched as the collectors send "
+        f"  throughput: {rate:,.0f} acks/s per task, batched as the collectors send "
         f"them ({ACK_BATCH:,} a message) (target >= 2,000,000)",
-        f"  throughput: {single:,.0f} acks/s per task, one ack per message "
-        f"({single_trees:,} trees; Storm's wire format, for comparison)",
     ]
 
 

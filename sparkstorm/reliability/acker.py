@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from sparkstorm.reliability.collectors import OutputCollector
-from sparkstorm.reliability.pending_trees import PendingTrees
+from sparkstorm.reliability.pending_trees import PendingTrees, group_by_root
 from sparkstorm.reliability.streams import (
     ACKER_ACK_STREAM_ID,
     ACKER_FAIL_STREAM_ID,
@@ -91,10 +91,8 @@ class Acker(Bolt):
         roots, vals, tasks, kinds = map(np.concatenate, parts)
         adds = kinds <= ACK  # the messages that carry an ack val
 
-        order = np.argsort(roots, kind="stable")
-        sorted_roots = roots[order]
-        starts = np.flatnonzero(np.r_[True, sorted_roots[1:] != sorted_roots[:-1]])
-        unique = sorted_roots[starts]
+        order, starts = group_by_root(roots)
+        unique = roots[order][starts]
         xor = np.bitwise_xor.reduceat(vals[order], starts)
         task = np.maximum.reduceat(tasks[order], starts)
         refresh = np.logical_or.reduceat(~adds[order], starts)  # fail and reset refresh

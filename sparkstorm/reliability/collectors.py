@@ -6,11 +6,11 @@ The arithmetic is Storm's. ``emit`` draws one edge id per (target task, anchor w
 roots), XORs it into the anchor's ``_ack_val`` and into the child's id for each root;
 ``ack`` sends ``edge ^ _ack_val`` per root to acker task ``root mod n``.
 
-One difference, which the acker cannot observe: the acks one task sends for one root
-during one superstep are XOR-combined (XOR is associative and commutative), and all of
-them travel in one ``__ack_ack`` batch per acker task, sent when the task's superstep
-ends. A ``fail`` or ``reset_timeout`` of a root first flushes that root's combined ack,
-so per root the acker sees messages in the order they were sent.
+One difference, which the acker cannot observe: ``ack`` only appends (root, value) to
+two lists; when the task's superstep ends, the values are XOR-combined per root (XOR is
+associative and commutative) and travel in one ``__ack_ack`` batch per acker task. A
+``fail`` or ``reset_timeout`` first flushes the acks appended so far, so per root the
+acker sees messages in the order they were sent.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 
 from sparkstorm._types import FailReason
 from sparkstorm.errors import InvalidTopologyError
+from sparkstorm.reliability.pending_trees import group_by_root
 from sparkstorm.reliability.streams import (
     ACK_FIELDS,
     ACKER_ACK_STREAM_ID,
@@ -181,7 +182,8 @@ class OutputCollector(_Emitter):
 
     def __init__(self, plan: Plan, task_id: int) -> None:
         super().__init__(plan, task_id)
-        self._acks: dict[int, int] = {}
+        self._ack_roots: list[int] = []
+        self._ack_vals: list[int] = []
         self._explicit = FailReason("explicit", self._component_id, task_id)
         self.acked = 0
         self.failed = 0
@@ -294,9 +296,10 @@ class OutputCollector(_Emitter):
             self.process_secs += time.time() - received
         roots = tup._roots
         if roots:
-            acks, ack_val = self._acks, tup._ack_val
+            ack_val = tup._ack_val
             for root, edge in roots.items():
-                acks[root] = acks.get(root, 0) ^ edge ^ ack_val
+                self._ack_roots.append(root)
+                self._ack_vals.append(edge ^ ack_val)
 
     def fail(self, tup: Tuple) -> None:
         """Fail every tree ``tup`` belongs to, at once (the spout replays; no timeout wait)."""
@@ -304,34 +307,32 @@ class OutputCollector(_Emitter):
 
     def _fail(self, tup: Tuple, reason: FailReason) -> None:
         self.failed += 1
+        self._flush_acks()
         for root in tup._roots or ():
-            self._flush_root(root)
             self._to_acker(root, ACKER_FAIL_STREAM_ID, FAIL_FIELDS, [root, reason])
 
     def reset_timeout(self, tup: Tuple) -> None:
         """Restart the timeout of every tree ``tup`` belongs to (long-running work)."""
+        self._flush_acks()
         for root in tup._roots or ():
-            self._flush_root(root)
             self._to_acker(root, ACKER_RESET_TIMEOUT_STREAM_ID, RESET_FIELDS, [root])
 
     def _to_acker(self, root: int, stream: str, fields: Fields, values: list[Any]) -> None:
         self._emit_system(self._acker_tasks[root % self._n_ackers], stream, fields, values)
 
-    def _flush_root(self, root: int) -> None:
-        if root in self._acks:
-            ack_val = np.array([self._acks.pop(root)], np.uint64)
-            self._batch_to_ackers(
-                ACKER_ACK_STREAM_ID, ACK_FIELDS, np.array([root], np.uint64), ack_val
-            )
-
     def _flush_acks(self) -> None:
-        """Send the combined acks of this superstep; called by the task runner at its end."""
-        acks = self._acks
-        if acks:
-            roots = np.fromiter(acks.keys(), np.uint64, len(acks))
-            ack_vals = np.fromiter(acks.values(), np.uint64, len(acks))
-            self._batch_to_ackers(ACKER_ACK_STREAM_ID, ACK_FIELDS, roots, ack_vals)
-            acks.clear()
+        """Send the acks appended so far, combined per root.
+
+        The task runner calls it when the superstep ends; a fail or reset calls it first.
+        """
+        if self._ack_roots:
+            roots = np.array(self._ack_roots, np.uint64)
+            ack_vals = np.array(self._ack_vals, np.uint64)
+            self._ack_roots.clear()
+            self._ack_vals.clear()
+            order, starts = group_by_root(roots)
+            combined = np.bitwise_xor.reduceat(ack_vals[order], starts)
+            self._batch_to_ackers(ACKER_ACK_STREAM_ID, ACK_FIELDS, roots[order][starts], combined)
 
 
 class BasicOutputCollector:

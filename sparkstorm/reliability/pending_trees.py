@@ -29,6 +29,17 @@ U64 = NDArray[np.uint64]
 I64 = NDArray[np.int64]
 
 
+def group_by_root(roots: U64) -> tuple[I64, I64]:
+    """``order`` sorting ``roots`` (stably) and where each run of one root starts in it.
+
+    ``np.bitwise_xor.reduceat(values[order], starts)`` then combines per root, and
+    ``roots[order][starts]`` are the distinct roots.
+    """
+    order = np.argsort(roots, kind="stable")
+    ordered = roots[order]
+    return order, np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+
+
 class PendingTrees:
     """Root id -> [ack val, spout task] with RotatingMap expiry, in numpy arrays."""
 

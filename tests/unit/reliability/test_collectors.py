@@ -112,7 +112,7 @@ def test_unanchored_and_rootless_anchors_create_no_edges():
     assert unanchored_input._ack_val == 0
 
 
-def test_fail_flushes_the_combined_ack_first():
+def test_fail_flushes_the_acks_sent_before_it_first():
     plan = make_plan()
     task = plan.component_tasks("a")[0]
     c = OutputCollector(plan, task)
@@ -126,7 +126,7 @@ def test_fail_flushes_the_combined_ack_first():
     c.fail(t2)
     c._flush_acks()
     sent = [(tup.source_stream, np.asarray(tup.values[0]).tolist()) for _, tup in out]
-    assert sent == [("__ack_ack", [5]), ("__ack_fail", 5), ("__ack_ack", [6])]
+    assert sent == [("__ack_ack", [5, 6]), ("__ack_fail", 5)]
 
 
 def test_acks_are_batched_per_acker_task_by_root_mod_n():
