@@ -26,6 +26,7 @@ SPARKSTORM_SPARK_RESIDENT = "sparkstorm.spark.resident"
 SPARKSTORM_CAPTURE = "sparkstorm.capture"
 SPARKSTORM_SPARK_PARTITIONS = "sparkstorm.spark.partitions"
 SPARKSTORM_GC_GEN0_THRESHOLD = "sparkstorm.gc.gen0.threshold"
+SPARKSTORM_SPARK_PIPELINE = "sparkstorm.spark.pipeline"
 
 DEFAULTS: dict[str, Any] = {
     TOPOLOGY_ACKER_EXECUTORS: 1,
@@ -42,6 +43,7 @@ DEFAULTS: dict[str, Any] = {
     SPARKSTORM_CAPTURE: [],
     SPARKSTORM_SPARK_PARTITIONS: None,
     SPARKSTORM_GC_GEN0_THRESHOLD: 50_000,
+    SPARKSTORM_SPARK_PIPELINE: True,
 }
 """Every key sparkstorm reads, with the value used when a topology does not set it."""
 
@@ -77,6 +79,7 @@ class Config(dict[str, Any]):
     SPARKSTORM_CAPTURE = SPARKSTORM_CAPTURE
     SPARKSTORM_SPARK_PARTITIONS = SPARKSTORM_SPARK_PARTITIONS
     SPARKSTORM_GC_GEN0_THRESHOLD = SPARKSTORM_GC_GEN0_THRESHOLD
+    SPARKSTORM_SPARK_PIPELINE = SPARKSTORM_SPARK_PIPELINE
 
     def set_num_ackers(self, n: int) -> None:
         """Set ``topology.acker.executors``; 0 turns tracking off (at-most-once)."""

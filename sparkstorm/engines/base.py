@@ -35,7 +35,8 @@ class Engine(Protocol):
     The driver calls ``start`` once, then ``superstep`` repeatedly, then ``stop``. Each
     ``superstep`` delivers every row the engine holds plus ``rows`` exactly one hop, runs
     the receiving tasks, keeps what they emit for the next superstep and returns the
-    rows addressed to spout tasks.
+    rows addressed to spout tasks. An engine may pipeline: return the previous
+    superstep's result while this one runs, so the driver's spout work overlaps it.
     """
 
     name: str
@@ -44,7 +45,17 @@ class Engine(Protocol):
         """Create the tasks; the emits of components in ``capture`` go back to the driver."""
 
     def superstep(self, rows: list[Row], superstep: int, now: float) -> StepResult:
-        """Run one superstep at topology time ``now``."""
+        """Run one superstep at topology time ``now``.
+
+        A pipelined engine launches it and returns the result of the one before.
+        """
+
+    @property
+    def busy(self) -> bool:
+        """Whether a launched superstep's result has not been returned yet (pipelined)."""
+
+    def collect(self) -> StepResult | None:
+        """Wait for the superstep still running and return its result; None if none runs."""
 
     def stop(self) -> list[ReportedError]:
         """Call ``cleanup`` where task instances live; drop the rows in flight."""

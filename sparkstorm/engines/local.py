@@ -76,6 +76,13 @@ class LocalEngine:
         profile = Profile(deliver=delivered - started, execute=time.perf_counter() - delivered)
         return StepResult(outcomes, len(emitted), stats, errors, captured, profile)
 
+    busy = False
+    """The local engine runs each superstep to the end before returning."""
+
+    def collect(self) -> StepResult | None:
+        """Nothing is ever left running."""
+        return None
+
     def stop(self) -> list[ReportedError]:
         """Call every task's ``cleanup``."""
         errors: list[ReportedError] = []

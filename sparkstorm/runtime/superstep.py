@@ -24,7 +24,7 @@ from sparkstorm.config import (
     TOPOLOGY_TICK_TUPLE_FREQ_SECS,
     resolve,
 )
-from sparkstorm.engines.base import Engine
+from sparkstorm.engines.base import Engine, StepResult
 from sparkstorm.reliability.collectors import ReportedError, Row
 from sparkstorm.runtime.clock import Clock, WallClock
 from sparkstorm.runtime.gc_tuning import fewer_collections
@@ -131,7 +131,12 @@ class TopologyRuntime:
 
     def idle(self) -> bool:
         """No tuple in flight, no outcome undelivered, and the spouts emitted nothing."""
-        return not self._outcomes and not self._in_flight and not self._last_emitted
+        return (
+            not self._outcomes
+            and not self._in_flight
+            and not self._last_emitted
+            and not self.engine.busy
+        )
 
     def step(self) -> None:
         """Run one superstep (see the module docstring)."""
@@ -158,16 +163,19 @@ class TopologyRuntime:
             self._capture(self._spout_captured)
             self._spout_captured.clear()
         self.profile.add("spout", time.perf_counter() - started)
-        if rows or self._in_flight:
-            result = self.engine.superstep(rows, self.superstep, now)
-            self.profile.merge(result.profile)
-            self._outcomes = result.spout_rows
-            self._in_flight = result.in_flight
-            for stats in result.stats:
-                self.bolt_stats[stats.task] = stats
-            self.errors.extend(result.errors)
-            self._capture(result.captured)
+        if rows or self._in_flight or self.engine.busy:
+            self._take(self.engine.superstep(rows, self.superstep, now))
         self.superstep += 1
+
+    def _take(self, result: StepResult) -> None:
+        """Keep what a superstep returned: outcomes for the spouts, statistics, errors."""
+        self.profile.merge(result.profile)
+        self._outcomes = result.spout_rows
+        self._in_flight = result.in_flight
+        for stats in result.stats:
+            self.bolt_stats[stats.task] = stats
+        self.errors.extend(result.errors)
+        self._capture(result.captured)
 
     def _capture(self, captured: list[tuple[str, str, list[Any]]]) -> None:
         for component, stream, values in captured:
@@ -211,6 +219,13 @@ class TopologyRuntime:
             if self.idle() or (deadline is not None and time.monotonic() > deadline):
                 break
             self.step()
+        running = self.engine.collect()  # a pipelined superstep may still run: its outcomes count
+        if running is not None:
+            self._take(running)
+        now = self.now()
+        for task, tup in self._outcomes:
+            self.spouts[task].on_outcome(tup, now)
+        self._outcomes = []
         for spout in self.spouts.values():
             spout.fail_all_pending(SHUTDOWN)
             spout._guard(spout.spout.close)

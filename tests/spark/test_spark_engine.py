@@ -152,3 +152,59 @@ def test_a_retried_superstep_reproduces_the_same_ids():
     }
     assert roots  # the children carry edge ids, and the same ones both times
     assert id_source(11, 5, 2)() == id_source(11, 5, 2)()
+
+
+@pytest.mark.parametrize("pipeline", [True, False], ids=["pipelined", "in-step"])
+def test_pipelined_superstep_returns_the_one_before(spark, pipeline):
+    """Pipelined, a superstep call launches its job and hands back the previous one's result."""
+    from sparkstorm.config import resolve
+    from sparkstorm.engines.spark import SparkEngine
+    from sparkstorm.runtime.spout_task import SpoutTask
+    from sparkstorm.topology.plan import Plan
+
+    feeder = FeederSpout(Fields("x"))
+    builder = TopologyBuilder()
+    builder.set_spout("in", feeder)
+    builder.set_bolt("ack", Ack()).shuffle_grouping("in")
+    plan = Plan(builder.create_topology(), resolve({Config.SPARKSTORM_SPARK_PIPELINE: pipeline}))
+    engine = SparkEngine(spark)
+    engine.start(plan, 0, frozenset())
+    spout = SpoutTask(plan, plan.component_tasks("in")[0], seed=0)
+    spout.open()
+    for i in range(3):
+        feeder.feed([i], i)
+    spout.begin(0, 0.0)
+    spout.next_batch(10)
+    results = [engine.superstep(spout.drain(), 0, 0.0)]  # the bolt runs and acks
+    assert engine.busy is pipeline
+    while engine.busy or results[-1].in_flight:
+        results.append(engine.superstep([], len(results), 0.0))  # the acker decides
+    decided = [root for r in results for _, tup in r.spout_rows for root in tup.values[0]]
+    assert sorted(decided) == sorted(root for root, _ in spout.pending.items())
+    assert len(decided) == 3
+    # in-step: results on calls 0 (none yet) and 1; pipelined: one call later each
+    assert [bool(r.spout_rows) for r in results] == (
+        [False, False, True] if pipeline else [False, True]
+    )
+    assert engine.stop() == []
+
+
+def test_checkpoints_of_past_supersteps_are_released(spark, cluster_factory):
+    """Each superstep's output is local-checkpointed; only the latest may stay cached."""
+    persisted = spark.sparkContext._jsc.getPersistentRDDs
+    before = len(persisted())
+    cluster = cluster_factory("spark")
+    feeder = FeederSpout(Fields("x"))
+    builder = TopologyBuilder()
+    builder.set_spout("in", feeder)
+    builder.set_bolt("ack", Ack()).shuffle_grouping("in")
+    cluster.submit_topology("release", Config(), builder.create_topology())
+    most = 0
+    for i in range(12):  # 12 feeds, each run to idle: dozens of supersteps
+        feeder.feed([i], i)
+        cluster.wait_until_idle()
+        most = max(most, len(persisted()) - before)
+    assert sorted(feeder.acked) == list(range(12))
+    assert most <= 2  # the held superstep's, and the one being launched
+    cluster.kill_topology("release")
+    assert len(persisted()) == before
