@@ -3,10 +3,10 @@
     python -m benchmarks.scaling [--sizes 100000,500000,2000000] [--save]
 
 Every configuration runs once, in one process, on Spark ``local[2]`` (warmed up first),
-with acking on, plus acking off (2 tasks per bolt) and the plain-PySpark baseline at
-each size for reference. For each run: tuples/s, supersteps, mean time per superstep,
-and where the wall time went, from the always-on phase timers of ``RunResult.profile``
-(see ``sparkstorm/runtime/profile.py``):
+with acking on, plus acking off (2 tasks per bolt) and both plain-PySpark baselines
+(see ``benchmarks/wordcount.py``) at each size for reference. For each run: tuples/s,
+supersteps, mean time per superstep, and where the wall time went, from the always-on
+phase timers of ``RunResult.profile`` (see ``sparkstorm/runtime/profile.py``):
 
 - spout: the driver's spout loop (outcomes, ticks, ``next_tuple``, tracking);
 - arrow: the driver turning rows into envelopes and Arrow, and the collected rows back;
@@ -78,6 +78,9 @@ def measure(spark: Any, sizes: list[int]) -> tuple[list[str], dict[str, list[tup
         base = baseline(spark, sentences)["tps"]
         points.setdefault("plain PySpark", []).append((size, base))
         lines.append(f"{size:>10,} {'plain PySpark':<26}{base:>10,.0f}{1:>7.2f}")
+        jvm = baseline(spark, sentences, count_in="jvm")["tps"]
+        points.setdefault("PySpark, JVM count", []).append((size, jvm))
+        lines.append(f"{size:>10,} {'PySpark, JVM count':<26}{jvm:>10,.0f}{jvm / base:>7.2f}")
         for label, tasks, ackers in configurations():
             run = sparkstorm_run(spark, "spark", ackers, sentences, parallelism=tasks)
             points.setdefault(label, []).append((size, run["tps"]))
@@ -89,6 +92,7 @@ def measure(spark: Any, sizes: list[int]) -> tuple[list[str], dict[str, list[tup
     lines += [
         "spout/arrow/spark/pyth: shares of the run's wall time (driver spout loop; driver",
         "rows<->Arrow; the Spark job minus its slowest Python partition; that partition).",
+        "With pipelined supersteps the driver's shares overlap the job's: they may sum past 100%.",
         "dec/bolts/acker/enc/arrw: shares of all Python partition time (envelopes to tuples;",
         "bolt code with collectors; the acker; emits and state to envelopes; Arrow columns).",
     ]
@@ -104,7 +108,7 @@ def plot(points: dict[str, list[tuple[int, float]]], path: Path) -> None:
 
     fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=110)
     for label, series in points.items():
-        style = "--" if label == "plain PySpark" else ":" if "off" in label else "-"
+        style = "--" if "PySpark" in label else ":" if "off" in label else "-"
         ax.plot(*zip(*series, strict=True), style, marker="o", label=label)
     ax.set_xscale("log")
     ax.set_xlabel("sentences (8 words each)")

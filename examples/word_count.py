@@ -28,6 +28,13 @@ def split_sentence(sentence: str) -> list[str]:
     return sentence.split()
 
 
+def count_word(counts: dict[str, int], word: str) -> int:
+    """The count step, shared with the plain-PySpark baseline: one more ``word``."""
+    count = counts.get(word, 0) + 1
+    counts[word] = count
+    return count
+
+
 def generated_sentences(
     count: int, words: int = 8, vocabulary: int = 5000, seed: int = 42
 ) -> list[str]:
@@ -91,9 +98,7 @@ class WordCount(BasicBolt):
 
     def execute(self, tup, collector):
         word = tup[0]
-        count = self.counts.get(word, 0) + 1
-        self.counts[word] = count
-        collector.emit([word, count])
+        collector.emit([word, count_word(self.counts, word)])
 
     def declare_output_fields(self, declarer):
         declarer.declare(Fields("word", "count"))

@@ -10,7 +10,8 @@ from benchmarks import report, scaling
 @pytest.mark.spark
 def test_scaling_sweep_reports_every_configuration_and_plots(spark, tmp_path):
     lines, points = scaling.measure(spark, [300, 600])
-    labels = {label for label, _, _ in scaling.configurations()} | {"plain PySpark"}
+    labels = {label for label, _, _ in scaling.configurations()}
+    labels |= {"plain PySpark", "PySpark, JVM count"}
     assert set(points) == labels
     for series in points.values():
         assert [size for size, _ in series] == [300, 600]
