@@ -180,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
                     "startup_secs": result.startup_secs,
                     "supersteps": result.supersteps,
                     "interrupted": result.interrupted,
+                    "profile_secs": result.profile,
                     "components": result.stats,
                     "errors": [vars(e) for e in result.errors],
                 },

@@ -46,6 +46,7 @@ def test_runs_an_example_and_writes_stats_json(tmp_path):
     assert data["components"]["word"]["acked"] == 1000
     assert data["components"]["__acker"]["tasks"] == 2  # --conf parsed as JSON
     assert data["components"]["exclaim1"]["executed"] == 1000
+    assert data["profile_secs"]["execute"] > 0 and data["profile_secs"]["spout"] > 0
 
 
 def test_main_command_runs_on_spark():

@@ -79,6 +79,8 @@ log = logging.getLogger(__name__)
 
 MIN_JAVA = 17
 MAX_CONSECUTIVE_LOST = 3
+CLEANUP_SUPERSTEP = -1
+"""The superstep number of the job that calls ``cleanup`` on every task at stop."""
 
 
 # -- session -----------------------------------------------------------------------------
@@ -143,8 +145,15 @@ def _worker_plan(run_id: str, plan_bytes: Any) -> tuple[Plan, RowCodec, int]:
         plan, seed, num_parts = pickle.loads(plan_bytes.value)
         _PLANS[run_id] = (plan, RowCodec(plan, num_parts), seed)
         while len(_PLANS) > 4:
-            _PLANS.popitem(last=False)
+            _forget(_PLANS.popitem(last=False)[0])
     return _PLANS[run_id]
+
+
+def _forget(run_id: str) -> None:
+    """Drop a finished (or long-unused) run's plan and resident tasks from this worker."""
+    _PLANS.pop(run_id, None)
+    for key in [key for key in _RESIDENT if key[0] == run_id]:
+        del _RESIDENT[key]
 
 
 def _task_for(
@@ -249,6 +258,8 @@ def _run_tasks(
         profile.add("decode", decoded - started)
         profile.add("execute", executed - decoded)
         profile.add("encode", clock() - executed)
+    if superstep == CLEANUP_SUPERSTEP:
+        _forget(run_id)
     started = clock()
     batch = to_batch(out_cols)
     profile.add("worker_arrow", clock() - started)
@@ -289,7 +300,7 @@ class SparkEngine:
         self.capture = capture
         self.run_id = uuid.uuid4().hex
         self._pipeline = bool(plan.conf[SPARKSTORM_SPARK_PIPELINE])
-        payload = cloudpickle.dumps((plan, seed, self.codec.num_parts), protocol=5)
+        payload = cloudpickle.dumps((plan.for_executors(), seed, self.codec.num_parts), protocol=5)
         self._plan_bytes = self.spark.sparkContext.broadcast(payload)
 
     def superstep(self, rows: list[Row], superstep: int, now: float) -> StepResult:
@@ -466,11 +477,12 @@ class SparkEngine:
             columns = new_columns()
             for task, part in self.codec.part_of.items():
                 append_row(columns, task, part, 0, KIND_CLEANUP, 0, b"")
-            self._launch(self._frame(columns), -1, 0.0)
+            self._launch(self._frame(columns), CLEANUP_SUPERSTEP, 0.0)
             cleaned = self.collect()
             errors.extend(cleaned.errors if cleaned is not None else [])
         self._release(self._checkpoint)
         self._checkpoint = None
         self._held = None
         self._jobs.shutdown(wait=True)
+        self._plan_bytes.destroy()
         return errors

@@ -12,7 +12,8 @@ from __future__ import annotations
 PHASES = {
     "spout": "driver: outcomes to spouts, ticks, next_tuple and tracking",
     "driver_arrow": "driver: rows to envelopes and Arrow, collected rows back (spark)",
-    "spark_job": "driver: waiting for the superstep's Spark job (spark)",
+    "spark_job": "the superstep's Spark job, from launch to its collected result (spark)",
+    "job_wait": "driver: blocked on the running job (spark; pipelined, less than spark_job)",
     "deliver": "driver: grouping rows by task (local)",
     "worker_arrow": "workers: Arrow batches to and from Python columns (spark)",
     "decode": "workers: envelopes to Tuple objects (spark)",

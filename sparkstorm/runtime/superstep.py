@@ -3,7 +3,9 @@
 A step, at topology time ``now``: hand the acker's outcomes to the spout tasks; fire the
 ticks that are due (spout timeouts, acker and bolt tick tuples); call ``next_tuple`` on
 each active spout task; then let the engine deliver every tuple in flight one hop.
-Tuple trees complete over several steps; ack traffic is ordinary rows.
+Tuple trees complete over several steps; ack traffic is ordinary rows. A pipelined
+engine (Spark's, by default) hands back the previous superstep's result while this one
+runs, so the spouts' work overlaps the job and outcomes arrive one step later.
 """
 
 from __future__ import annotations

@@ -6,10 +6,12 @@ ids from 1. A ``Plan`` is built on the driver at submit and shipped to the worke
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from sparkstorm.config import TOPOLOGY_ACKER_EXECUTORS, TOPOLOGY_TICK_TUPLE_FREQ_SECS
 from sparkstorm.topology.builder import ComponentSpec, Topology
+from sparkstorm.topology.components import Spout
 from sparkstorm.topology.groupings import StreamRoute
 
 ACKER_COMPONENT_ID = "__acker"
@@ -43,6 +45,18 @@ class Plan:
             t for b in topology.bolts for t in self._tasks[b.component_id]
         ]
 
+    def for_executors(self) -> Plan:
+        """The plan without the spouts' objects, which only the driver runs.
+
+        A spout may hold a whole data set or a client; shipping it with every superstep's
+        plan to every Python worker would cost time and memory for nothing.
+        """
+        specs = {
+            cid: replace(spec, obj=_DriverSpout()) if spec.is_spout else spec
+            for cid, spec in self.components.items()
+        }
+        return Plan(Topology(specs), self.conf)
+
     def component_tasks(self, component_id: str) -> list[int]:
         """The task ids of ``component_id``, ascending."""
         return self._tasks[component_id]
@@ -64,3 +78,12 @@ class Plan:
                         grouping.kind, self._tasks[bolt.component_id], grouping.fields
                     )
         return routes
+
+
+class _DriverSpout(Spout):
+    """Stands in for a spout in the executors' plan; spouts never run there."""
+
+    def next_tuple(self) -> None:
+        """Never called: spouts run on the driver."""
+        msg = "a spout ran outside the driver"
+        raise RuntimeError(msg)
