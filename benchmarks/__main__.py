@@ -7,7 +7,7 @@ Spark engines, acking on and off, plain PySpark), the scaling sweep (3 sizes, 1/
 per bolt, with the profile breakdown) and the acker's memory and throughput. With
 ``--save`` it writes docs/benchmarks/{wordcount,scaling,acker}.txt, the plot
 docs/benchmarks/scaling.png, and the results section of docs/benchmarks.md. The whole
-run takes about 15 minutes on a 2-core machine with the default sizes.
+run takes about 10 minutes on a 2-core machine with the default sizes.
 """
 
 from __future__ import annotations

@@ -102,6 +102,7 @@ def measure(spark: Any, sizes: list[int]) -> tuple[list[str], dict[str, list[tup
 def plot(points: dict[str, list[tuple[int, float]]], path: Path) -> None:
     """Throughput against size, one line per configuration, as a PNG."""
     import matplotlib
+    import matplotlib.ticker
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -111,15 +112,24 @@ def plot(points: dict[str, list[tuple[int, float]]], path: Path) -> None:
         style = "--" if "PySpark" in label else ":" if "off" in label else "-"
         ax.plot(*zip(*series, strict=True), style, marker="o", label=label)
     ax.set_xscale("log")
+    sizes = sorted({size for series in points.values() for size, _ in series})
+    ax.set_xticks(sizes, [_thousands(size, 0) for size in sizes])
+    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+    ax.set_yscale("log")  # the baselines run 5-20x faster: a linear axis flattens the rest
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_thousands))
+    ax.yaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(_thousands))
     ax.set_xlabel("sentences (8 words each)")
-    ax.set_ylabel("tuples/s (sentences split + words counted)")
+    ax.set_ylabel("tuples/s (sentences split + words counted, log)")
     ax.set_title("Word count on Spark local[2]: throughput by size")
-    ax.set_ylim(bottom=0)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
+
+
+def _thousands(value: float, _pos: int) -> str:
+    return f"{value / 1e6:g}M" if value >= 1e6 else f"{value / 1e3:g}k"
 
 
 def main() -> None:
