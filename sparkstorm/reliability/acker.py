@@ -60,24 +60,28 @@ class Acker(Bolt):
         """Apply one message (see :meth:`execute_batch`)."""
         self.execute_batch([tup])
 
-    def execute_batch(self, tuples: list[Tuple]) -> None:
-        """Apply init/ack/fail/reset messages in order; a tick rotates the pending map."""
+    def execute_batch(self, tuples: list[Tuple]) -> int:
+        """Apply init/ack/fail/reset messages in order; a tick rotates the pending map.
+
+        Returns how many roots the messages named (a batch names many): what Storm would
+        count as executed ack tuples.
+        """
         if TICK_STREAM_ID not in map(_STREAM, tuples):
-            self._apply(tuples)
-            return
+            return self._apply(tuples)
         segment: list[Tuple] = []
+        applied = 0
         for tup in tuples:
             if tup.source_stream == TICK_STREAM_ID:
-                self._apply(segment)
+                applied += self._apply(segment)
                 segment = []
                 self.pending.rotate()  # what expires is dropped: the spout times it out
             else:
                 segment.append(tup)
-        self._apply(segment)
+        return applied + self._apply(segment)
 
-    def _apply(self, tuples: list[Tuple]) -> None:
+    def _apply(self, tuples: list[Tuple]) -> int:
         if not tuples:
-            return
+            return 0
         parts: tuple[list[Any], ...] = ([], [], [], [])  # roots, ack vals, spout tasks, kinds
         for tup in tuples:  # init and ack messages are batches: arrays of roots and vals
             kind, values = _KIND[tup.source_stream], tup.values
@@ -109,6 +113,7 @@ class Acker(Bolt):
         pending.refresh(old[refresh[known]])
         slots[~known] = pending.insert(unique[~known], xor[~known], task[~known])
         self._decide(unique, slots, reset)
+        return len(roots)
 
     def _decide(self, roots: Any, slots: Any, reset: Any) -> None:
         pending = self.pending

@@ -126,12 +126,14 @@ class BoltTask:
         collector._captured = captured
         execute = self.bolt.execute
         started = time.perf_counter()
+        executed = len(tuples)
         if self.broken is not None:
             reason = FailReason("error", self.component_id, self.task_id, self.broken)
             for tup in tuples:
                 collector._fail(tup, reason)
         elif isinstance(self.bolt, Acker):
-            self.bolt.execute_batch(tuples)  # the acker applies a superstep's messages at once
+            # the acker applies a superstep's messages at once; it counts the roots they name
+            executed = self.bolt.execute_batch(tuples)
         else:
             wall = time.time
             for tup in tuples:
@@ -145,7 +147,7 @@ class BoltTask:
         collector._flush_acks()
         stats = self.stats
         stats.execute_secs += time.perf_counter() - started
-        stats.executed += len(tuples)
+        stats.executed += executed
         stats.emitted, stats.transferred = collector.emitted, collector.transferred
         stats.acked, stats.failed = collector.acked, collector.failed
         stats.process_secs = collector.process_secs

@@ -198,3 +198,4 @@ def test_batches_of_many_roots_from_several_spout_tasks(acker):
         (SPOUT_TASK + 1, ACKER_ACK_STREAM_ID, [6]),
     ]
     assert len(acker.pending) == 1  # root 7: 9 ^ 1 != 0
+    assert acker.task.stats.executed == 9  # roots named by the 4 messages, as Storm counts
