@@ -24,6 +24,8 @@ class LocalEngine:
     """Runs bolt and acker tasks in-process, one superstep at a time."""
 
     name = "local"
+    busy = False
+    """Each superstep runs to the end before ``superstep`` returns."""
 
     def __init__(self) -> None:
         self._tasks: dict[int, BoltTask] = {}
@@ -75,9 +77,6 @@ class LocalEngine:
         stats = [self._tasks[t].stats for t in inbox]
         profile = Profile(deliver=delivered - started, execute=time.perf_counter() - delivered)
         return StepResult(outcomes, len(emitted), stats, errors, captured, profile)
-
-    busy = False
-    """The local engine runs each superstep to the end before returning."""
 
     def collect(self) -> StepResult | None:
         """Nothing is ever left running."""

@@ -150,9 +150,7 @@ class TopologyRuntime:
         now = self.now()
         for spout in self.spouts.values():
             spout.begin(self.superstep, now)
-        outcomes, self._outcomes = self._outcomes, []
-        for task, tup in outcomes:
-            self.spouts[task].on_outcome(tup, now)
+        self._deliver_outcomes(now)
         rows = self._fire_ticks(now)
         emitted = 0
         for spout in self.spouts.values():
@@ -168,6 +166,12 @@ class TopologyRuntime:
         if rows or self._in_flight or self.engine.busy:
             self._take(self.engine.superstep(rows, self.superstep, now))
         self.superstep += 1
+
+    def _deliver_outcomes(self, now: float) -> None:
+        """Hand the acker's last outcomes to their spout tasks (ack, fail or reset)."""
+        outcomes, self._outcomes = self._outcomes, []
+        for task, tup in outcomes:
+            self.spouts[task].on_outcome(tup, now)
 
     def _take(self, result: StepResult) -> None:
         """Keep what a superstep returned: outcomes for the spouts, statistics, errors."""
@@ -224,10 +228,7 @@ class TopologyRuntime:
         running = self.engine.collect()  # a pipelined superstep may still run: its outcomes count
         if running is not None:
             self._take(running)
-        now = self.now()
-        for task, tup in self._outcomes:
-            self.spouts[task].on_outcome(tup, now)
-        self._outcomes = []
+        self._deliver_outcomes(self.now())
         for spout in self.spouts.values():
             spout.fail_all_pending(SHUTDOWN)
             spout._guard(spout.spout.close)
