@@ -21,6 +21,7 @@ TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE = "topology.testing.always.try.serialize"
 
 SPARKSTORM_SEED = "sparkstorm.seed"
 SPARKSTORM_SPOUT_BATCH = "sparkstorm.superstep.spout.batch"
+SPARKSTORM_SUPERSTEP_TARGET_SECS = "sparkstorm.superstep.target.secs"
 SPARKSTORM_IDLE_TIMEOUT_SECS = "sparkstorm.idle.timeout.secs"
 SPARKSTORM_SPARK_RESIDENT = "sparkstorm.spark.resident"
 SPARKSTORM_CAPTURE = "sparkstorm.capture"
@@ -37,7 +38,8 @@ DEFAULTS: dict[str, Any] = {
     TOPOLOGY_DEBUG: False,
     TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE: False,
     SPARKSTORM_SEED: 0,
-    SPARKSTORM_SPOUT_BATCH: 1000,
+    SPARKSTORM_SPOUT_BATCH: None,
+    SPARKSTORM_SUPERSTEP_TARGET_SECS: None,
     SPARKSTORM_IDLE_TIMEOUT_SECS: 120,
     SPARKSTORM_SPARK_RESIDENT: True,
     SPARKSTORM_CAPTURE: [],
@@ -74,6 +76,7 @@ class Config(dict[str, Any]):
     TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE = TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE
     SPARKSTORM_SEED = SPARKSTORM_SEED
     SPARKSTORM_SPOUT_BATCH = SPARKSTORM_SPOUT_BATCH
+    SPARKSTORM_SUPERSTEP_TARGET_SECS = SPARKSTORM_SUPERSTEP_TARGET_SECS
     SPARKSTORM_IDLE_TIMEOUT_SECS = SPARKSTORM_IDLE_TIMEOUT_SECS
     SPARKSTORM_SPARK_RESIDENT = SPARKSTORM_SPARK_RESIDENT
     SPARKSTORM_CAPTURE = SPARKSTORM_CAPTURE
@@ -114,7 +117,10 @@ def resolve(conf: dict[str, Any] | None) -> dict[str, Any]:
         TOPOLOGY_TICK_TUPLE_FREQ_SECS: lambda v: (
             v is None or (isinstance(v, int | float) and v > 0)
         ),
-        SPARKSTORM_SPOUT_BATCH: lambda v: isinstance(v, int) and v > 0,
+        SPARKSTORM_SPOUT_BATCH: lambda v: v is None or (isinstance(v, int) and v > 0),
+        SPARKSTORM_SUPERSTEP_TARGET_SECS: lambda v: (
+            v is None or (isinstance(v, int | float) and 0 < v < float("inf"))
+        ),
         SPARKSTORM_SEED: lambda v: isinstance(v, int),
         SPARKSTORM_GC_GEN0_THRESHOLD: lambda v: v is None or (isinstance(v, int) and v >= 0),
     }

@@ -19,6 +19,7 @@ SPOUT_COLUMNS = [
     ("failed", "Failed"),
     ("complete_latency_ms", "Cmpl ms"),
     ("complete_latency_p99_ms", "p99 ms"),
+    ("spout_batch", "Batch"),
 ]
 BOLT_COLUMNS = [
     ("executed", "Executed"),

@@ -27,6 +27,8 @@ class StepResult:
     captured: Captured = field(default_factory=list)
     profile: Profile = field(default_factory=Profile)
     """Seconds this superstep spent per phase (see :mod:`sparkstorm.runtime.profile`)."""
+    superstep: int = -1
+    """The superstep this result is of (a pipelined engine returns the one before)."""
 
 
 class Engine(Protocol):
@@ -40,6 +42,9 @@ class Engine(Protocol):
     """
 
     name: str
+    target_superstep_secs: float
+    """How long a superstep should take when spouts have plenty to emit (see
+    :mod:`sparkstorm.runtime.batch_sizing`); ``sparkstorm.superstep.target.secs`` overrides."""
 
     def start(self, plan: Plan, seed: int, capture: frozenset[str]) -> None:
         """Create the tasks; the emits of components in ``capture`` go back to the driver."""

@@ -24,6 +24,8 @@ class LocalEngine:
     """Runs bolt and acker tasks in-process, one superstep at a time."""
 
     name = "local"
+    target_superstep_secs = 0.05
+    """Short: a local superstep costs almost nothing beyond its tuples."""
     busy = False
     """Each superstep runs to the end before ``superstep`` returns."""
 
@@ -76,7 +78,7 @@ class LocalEngine:
         self._in_flight = emitted
         stats = [self._tasks[t].stats for t in inbox]
         profile = Profile(deliver=delivered - started, execute=time.perf_counter() - delivered)
-        return StepResult(outcomes, len(emitted), stats, errors, captured, profile)
+        return StepResult(outcomes, len(emitted), stats, errors, captured, profile, superstep)
 
     def collect(self) -> StepResult | None:
         """Nothing is ever left running."""

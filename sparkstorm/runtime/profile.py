@@ -12,6 +12,7 @@ from __future__ import annotations
 PHASES = {
     "spout": "driver: outcomes to spouts, ticks, next_tuple and tracking",
     "driver_arrow": "driver: rows to envelopes and Arrow, collected rows back (spark)",
+    "driver_plan": "driver: building the superstep's DataFrames, py4j calls (spark)",
     "spark_job": "the superstep's Spark job, from launch to its collected result (spark)",
     "job_wait": "driver: blocked on the running job (spark; pipelined, less than spark_job)",
     "deliver": "driver: grouping rows by task (local)",

@@ -64,6 +64,8 @@ class SpoutTask:
         self._fail_takes_reason = _takes_reason(self.spout)
         self.now = 0.0
         self.outbox: list[Row] = []
+        self.saturated = False
+        """Whether the last ``next_batch`` used every call it was given, emitting on each."""
         self.begin(-1, 0.0)  # ids for emits made before the first superstep (in open)
 
     # -- called by the collector -------------------------------------------------------
@@ -96,11 +98,13 @@ class SpoutTask:
     def next_batch(self, max_calls: int) -> int:
         """Call ``next_tuple`` up to ``max_calls`` times; stop early when it emits nothing.
 
-        Respects ``topology.max.spout.pending``. Returns how many emits the spout made.
+        Respects ``topology.max.spout.pending``. Returns how many emits the spout made;
+        ``saturated`` tells whether it would have taken more calls.
         """
         collector = self.collector
         start, pending, limit = collector.emitted, self.pending, self.max_pending
         next_tuple = self.spout.next_tuple
+        self.saturated = False
         for _ in range(max_calls):
             if limit is not None and len(pending) >= limit:
                 break
@@ -112,6 +116,8 @@ class SpoutTask:
                 break
             if collector.emitted == before:
                 break
+        else:
+            self.saturated = max_calls > 0
         self.stats.emitted, self.stats.transferred = collector.emitted, collector.transferred
         return collector.emitted - start
 

@@ -21,13 +21,16 @@ from sparkstorm.config import (
     SPARKSTORM_GC_GEN0_THRESHOLD,
     SPARKSTORM_SEED,
     SPARKSTORM_SPOUT_BATCH,
+    SPARKSTORM_SUPERSTEP_TARGET_SECS,
     TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS,
+    TOPOLOGY_MAX_SPOUT_PENDING,
     TOPOLOGY_MESSAGE_TIMEOUT_SECS,
     TOPOLOGY_TICK_TUPLE_FREQ_SECS,
     resolve,
 )
 from sparkstorm.engines.base import Engine, StepResult
 from sparkstorm.reliability.collectors import ReportedError, Row
+from sparkstorm.runtime.batch_sizing import SpoutBatchSizer
 from sparkstorm.runtime.clock import Clock, WallClock
 from sparkstorm.runtime.gc_tuning import fewer_collections
 from sparkstorm.runtime.metrics import TaskStats, by_component
@@ -82,7 +85,15 @@ class TopologyRuntime:
         """Seconds spent per phase since submit (see :mod:`sparkstorm.runtime.profile`)."""
         self._in_flight = 0
         self._last_emitted = 0
-        self._batch = self.conf[SPARKSTORM_SPOUT_BATCH]
+        self.sizer = SpoutBatchSizer(
+            self.conf[SPARKSTORM_SUPERSTEP_TARGET_SECS] or engine.target_superstep_secs,
+            fixed=self.conf[SPARKSTORM_SPOUT_BATCH],
+            max_pending=self.conf[TOPOLOGY_MAX_SPOUT_PENDING],
+        )
+        """Sizes each superstep's spout batch (see :mod:`sparkstorm.runtime.batch_sizing`)."""
+        self._launched: dict[int, tuple[float, int, bool]] = {}
+        """Superstep -> (when its step began, its spout batch, whether a spout used it all)."""
+        self._last_result_at = 0.0
         self._tickers = self._tickers_for(self.plan)
         captured = (
             frozenset(self.plan.task_component.values())
@@ -152,10 +163,11 @@ class TopologyRuntime:
             spout.begin(self.superstep, now)
         self._deliver_outcomes(now)
         rows = self._fire_ticks(now)
-        emitted = 0
+        emitted, batch, saturated = 0, self.sizer.batch, False
         for spout in self.spouts.values():
             if self.active:
-                emitted += spout.next_batch(self._batch)
+                emitted += spout.next_batch(batch)
+                saturated = saturated or spout.saturated
             rows.extend(spout.drain())  # with what ack()/fail() emitted (replays)
         self._last_emitted = emitted
         self._collect_spout_errors()
@@ -164,6 +176,7 @@ class TopologyRuntime:
             self._spout_captured.clear()
         self.profile.add("spout", time.perf_counter() - started)
         if rows or self._in_flight or self.engine.busy:
+            self._launched[self.superstep] = (started, batch, saturated)
             self._take(self.engine.superstep(rows, self.superstep, now))
         self.superstep += 1
 
@@ -176,6 +189,15 @@ class TopologyRuntime:
     def _take(self, result: StepResult) -> None:
         """Keep what a superstep returned: outcomes for the spouts, statistics, errors."""
         self.profile.merge(result.profile)
+        launched, arrived = self._launched.pop(result.superstep, None), time.perf_counter()
+        if launched is not None:
+            # a superstep lasts from its step's start, or the result before it if later
+            # (pipelined, its job starts then), to its result
+            began, batch, saturated = launched
+            self.sizer.observe(batch, saturated, arrived - max(began, self._last_result_at))
+        self._last_result_at = arrived
+        for superstep in [s for s in self._launched if s < result.superstep]:
+            del self._launched[superstep]  # launched nothing, or its job was lost
         self._outcomes = result.spout_rows
         self._in_flight = result.in_flight
         for stats in result.stats:
@@ -243,4 +265,7 @@ class TopologyRuntime:
         for component, row in stats.items():
             spec = self.plan.components.get(component)
             row["kind"] = "acker" if spec is None else "spout" if spec.is_spout else "bolt"
+            if row["kind"] == "spout":  # per task and superstep, as the sizer set it
+                row["spout_batch"] = self.sizer.batch
+                row["superstep_target_secs"] = self.sizer.target_secs
         return stats
