@@ -127,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--stats-json", default=None, metavar="PATH")
     run.add_argument("--name", default=None)
     run.add_argument("--quiet", action="store_true", help="no live table, no summary")
+    run.add_argument(
+        "--no-spark-ui", action="store_true", help="do not start the Spark UI (spark engine)"
+    )
     return parser
 
 
@@ -144,26 +147,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sparkstorm: error: {exc}", file=sys.stderr)
         return 2
     name = args.name or Path(args.target.split(":")[0]).stem
+
+    def started(runtime: Any) -> None:
+        url = getattr(runtime.engine, "ui_url", None)
+        if url and not args.quiet:
+            console.print(f"Spark UI: {url}")
+
+    options: dict[str, Any] = {
+        "master": args.master,
+        "duration": args.duration,
+        "name": name,
+        "on_start": started,
+        "spark_ui": not args.no_spark_ui,
+    }
     try:
         if args.quiet:
-            result = run(
-                topology, conf, args.engine, master=args.master, duration=args.duration, name=name
-            )
+            result = run(topology, conf, args.engine, **options)
         else:
             with Live(console=console, refresh_per_second=2, transient=True) as live:
 
                 def progress(runtime: Any) -> None:
                     live.update(stats_table(runtime.stats(), f"{name}  t={runtime.now():.0f}s"))
 
-                result = run(
-                    topology,
-                    conf,
-                    args.engine,
-                    master=args.master,
-                    duration=args.duration,
-                    name=name,
-                    on_progress=progress,
-                )
+                result = run(topology, conf, args.engine, on_progress=progress, **options)
     except InvalidTopologyError as exc:
         print(f"sparkstorm: error: {exc}", file=sys.stderr)
         return 2

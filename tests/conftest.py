@@ -19,7 +19,7 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 def spark() -> Iterator[object]:
     from sparkstorm.engines.spark import create_session
 
-    session = create_session("local[2]")
+    session = create_session("local[2]", ui=False)
     warm_up(session)
     yield session
     session.stop()

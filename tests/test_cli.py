@@ -49,9 +49,19 @@ def test_runs_an_example_and_writes_stats_json(tmp_path):
     assert data["profile_secs"]["execute"] > 0 and data["profile_secs"]["spout"] > 0
 
 
-def test_main_command_runs_on_spark():
-    proc = sparkstorm("run", "examples/exclamation.py", "--quiet")
+def test_main_command_runs_on_spark_with_its_ui_and_no_superstep_warnings():
+    proc = sparkstorm("run", "examples/exclamation.py")
     assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Spark UI: http://" in proc.stdout
+    output = proc.stdout + proc.stderr
+    assert "locally checkpointed" not in output  # Spark warned once per superstep
+    assert "WARN MapPartitionsRDD" not in output
+
+
+def test_no_spark_ui_turns_it_off():
+    proc = sparkstorm("run", "examples/exclamation.py", "--no-spark-ui")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Spark UI" not in proc.stdout
 
 
 def test_a_file_with_no_topology_is_a_usage_error():

@@ -26,6 +26,7 @@ import os
 import pickle
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -45,6 +46,7 @@ from sparkstorm.config import (
     SPARKSTORM_SPARK_PARTITIONS,
     SPARKSTORM_SPARK_PIPELINE,
     SPARKSTORM_SPARK_RESIDENT,
+    TOPOLOGY_NAME,
 )
 from sparkstorm.engines.base import Captured, StepResult
 from sparkstorm.engines.rows import (
@@ -105,10 +107,14 @@ def check_java() -> None:
         raise SparkStormError(msg)
 
 
-def create_session(master: str = "local[*]", conf: dict[str, str] | None = None) -> SparkSession:
-    """A SparkSession for sparkstorm: the given master, no UI, reused Python workers.
+def create_session(
+    master: str = "local[*]", conf: dict[str, str] | None = None, *, ui: bool = True
+) -> SparkSession:
+    """A SparkSession for sparkstorm: the given master, reused Python workers, quiet logs.
 
-    Workers run this interpreter unless ``PYSPARK_PYTHON`` says otherwise.
+    The Spark UI runs on a free port (``spark.sparkContext.uiWebUrl`` says where) unless
+    ``ui`` is False; ``conf`` (any ``spark.*`` setting) goes over these defaults. Workers
+    run this interpreter unless ``PYSPARK_PYTHON`` says otherwise.
     """
     check_java()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -117,13 +123,43 @@ def create_session(master: str = "local[*]", conf: dict[str, str] | None = None)
     builder = (
         SparkSession.builder.master(master)
         .appName("sparkstorm")
-        .config("spark.ui.enabled", "false")
+        .config("spark.ui.enabled", str(ui).lower())
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.python.worker.reuse", "true")
     )
+    if ui:
+        builder = builder.config("spark.ui.port", str(_free_port()))
     for key, value in (conf or {}).items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    session = builder.getOrCreate()
+    quiet_superstep_warnings(session)
+    return session
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+QUIET_LOGGERS = (
+    # "RDD n was locally checkpointed, its lineage has been truncated...": once per
+    # superstep, when the engine releases the checkpoint nothing reads any more
+    "org.apache.spark.rdd.MapPartitionsRDD",
+    "org.apache.spark.rdd.RDD",
+)
+
+
+def quiet_superstep_warnings(session: SparkSession) -> None:
+    """Raise the log level of Spark's loggers that warn once per superstep to ERROR."""
+    try:
+        jvm: Any = session.sparkContext._jvm
+        level = jvm.org.apache.logging.log4j.Level.ERROR
+        for name in QUIET_LOGGERS:
+            jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, level)
+    except Exception as exc:  # Spark Connect has no JVM here; a log level is no reason to stop
+        log.debug("could not quiet Spark's per-superstep warnings: %s", exc)
 
 
 # -- executor side -----------------------------------------------------------------------
@@ -291,9 +327,12 @@ class SparkEngine:
     """Each superstep pays a job's fixed cost (~0.2-0.3 s on 2 cores); a second amortizes
     it (word count, 200k sentences: 79k tuples/s at 0.5 s, 113k at 1 s, 115k at 2 s)."""
 
-    def __init__(self, spark: SparkSession | None = None, master: str | None = None) -> None:
+    def __init__(
+        self, spark: SparkSession | None = None, master: str | None = None, *, ui: bool = True
+    ) -> None:
         self._given = spark
         self._master = master
+        self._ui = ui
         self.worker_pids: set[int] = set()
         self._held: DataFrame | None = None  # tuples in flight and state snapshots
         self._checkpoint: DataFrame | None = None  # the output that _held reads
@@ -304,7 +343,8 @@ class SparkEngine:
 
     def start(self, plan: Plan, seed: int, capture: frozenset[str]) -> None:
         """Create or take the session and ship the plan to the executors."""
-        self.spark = self._given or create_session(self._master or "local[*]")
+        self.spark = self._given or create_session(self._master or "local[*]", ui=self._ui)
+        self.topology_name = plan.conf.get(TOPOLOGY_NAME) or "topology"
         # Adaptive execution would run each superstep's shuffle as jobs of its own and
         # re-plan in between; a superstep is one small, fixed-shape job.
         self.spark.conf.set("spark.sql.adaptive.enabled", "false")
@@ -429,10 +469,13 @@ class SparkEngine:
 
     def _launch(self, planned: _Planned, superstep: int, now: float) -> None:
         """Start a planned superstep's job on the job thread; its output is held next."""
-        wanted = planned.wanted
+        wanted, context = planned.wanted, self.spark.sparkContext
+        step = "cleanup" if superstep == CLEANUP_SUPERSTEP else f"superstep {superstep}"
+        description = f"sparkstorm {self.topology_name}: {step}"
 
         def job() -> tuple[pa.Table, float]:
             started = time.perf_counter()
+            context.setJobDescription(description)  # per thread: this one runs every job
             return wanted.toArrow(), time.perf_counter() - started
 
         self._running = (self._jobs.submit(job), planned.out, superstep, now)
@@ -493,6 +536,12 @@ class SparkEngine:
             "__system", -1, now, f"superstep {superstep} lost: {first_line[:500]}"
         )
         return StepResult([], 0, errors=[error], superstep=superstep)
+
+    @property
+    def ui_url(self) -> str | None:
+        """The Spark UI's address, when it runs."""
+        url: str | None = self.spark.sparkContext.uiWebUrl
+        return url
 
     def stop(self) -> list[ReportedError]:
         """Call ``cleanup`` on every task where its state lives; drop the rows in flight."""

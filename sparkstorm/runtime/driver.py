@@ -51,6 +51,8 @@ def run(
     name: str = "topology",
     on_progress: Callable[[TopologyRuntime], None] | None = None,
     progress_secs: float = 1.0,
+    on_start: Callable[[TopologyRuntime], None] | None = None,
+    spark_ui: bool = True,
 ) -> RunResult:
     """Run ``topology`` on ``engine`` and return its statistics when it stops.
 
@@ -59,17 +61,20 @@ def run(
     ``duration`` seconds, or on Ctrl-C: spouts stop being asked for tuples, in-flight
     trees get up to the message timeout to finish, what is still pending fails back to
     its spout with reason ``shutdown``, and spouts are closed. Called on the driver;
-    Ctrl-C is handled when called from the main thread.
+    Ctrl-C is handled when called from the main thread. ``on_start`` is called once the
+    engine runs (the Spark UI's address is ``runtime.engine.ui_url`` then);
+    ``spark_ui=False`` turns the UI off for a session created here.
 
     .. versionadded:: 0.1.0
     """
     if until_idle is None:
         until_idle = duration is None
     started = time.monotonic()
-    runtime = TopologyRuntime(
-        name, topology, conf, make_engine(engine, spark=spark, master=master), WallClock()
-    )
+    made = make_engine(engine, spark=spark, master=master, spark_ui=spark_ui)
+    runtime = TopologyRuntime(name, topology, conf, made, WallClock())
     startup = time.monotonic() - started
+    if on_start is not None:
+        on_start(runtime)
     stop = threading.Event()
     previous = _install_sigint(stop)
     next_report = time.monotonic() + progress_secs

@@ -25,6 +25,7 @@ from sparkstorm.config import (
     TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS,
     TOPOLOGY_MAX_SPOUT_PENDING,
     TOPOLOGY_MESSAGE_TIMEOUT_SECS,
+    TOPOLOGY_NAME,
     TOPOLOGY_TICK_TUPLE_FREQ_SECS,
     resolve,
 )
@@ -68,6 +69,7 @@ class TopologyRuntime:
     ) -> None:
         self.name = name
         self.conf = resolve(conf)
+        self.conf[TOPOLOGY_NAME] = name  # Storm sets it at submit
         self.plan = Plan(topology, self.conf)
         self.engine = engine
         self.clock = clock

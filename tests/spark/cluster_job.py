@@ -36,7 +36,7 @@ def main() -> None:
     parser.add_argument("--deadline", type=float, default=150)
     parser.add_argument("--timeout", type=int, default=4, help="message timeout, seconds")
     args = parser.parse_args()
-    spark = create_session("local-cluster[2,1,1024]", {"spark.task.maxFailures": "4"})
+    spark = create_session("local-cluster[2,1,1024]", {"spark.task.maxFailures": "4"}, ui=False)
     spark.sparkContext.setLogLevel("ERROR")
     builder = TopologyBuilder()
     builder.set_spout("source", ReplayingSpout(args.messages))

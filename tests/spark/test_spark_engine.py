@@ -208,3 +208,27 @@ def test_checkpoints_of_past_supersteps_are_released(spark, cluster_factory):
     assert most <= 2  # the held superstep's, and the one being launched
     cluster.kill_topology("release")
     assert len(persisted()) == before
+
+
+def job_descriptions(spark) -> list[str]:
+    """Every job's description, from Spark's status store (filled with the UI off too)."""
+    jobs = spark.sparkContext._jsc.sc().statusStore().jobsList(None).iterator()
+    found = []
+    while jobs.hasNext():
+        description = jobs.next().description()
+        if description.isDefined():
+            found.append(description.get())
+    return found
+
+
+def test_every_job_names_its_topology_and_superstep(spark):
+    from examples.word_count import build, generated_sentences
+    from sparkstorm import run
+
+    topology, conf = build(generated_sentences(300), parallelism=1)
+    result = run(topology, conf, engine="spark", spark=spark, name="described")
+    assert result.stats["sentences"]["acked"] == 300
+    mine = [d for d in job_descriptions(spark) if d.startswith("sparkstorm described")]
+    steps = sorted(int(d.rsplit(" ", 1)[1]) for d in mine if "superstep" in d)
+    assert len(steps) >= 3 and len(set(steps)) == len(steps)
+    assert "sparkstorm described: cleanup" in mine
