@@ -4,7 +4,10 @@ Delivery guarantee: **at-least-once, idempotent**. Input tuples are buffered and
 in one transaction as upserts on ``key`` (``INSERT ... ON CONFLICT (key) DO UPDATE``), so
 a replayed tuple rewrites the same row. Buffered tuples are acked only after the commit;
 if the transaction fails they are all failed (their spouts replay them) and the
-connection is opened again. The buffer is flushed when it holds ``batch_size`` tuples and
+connection is opened again. The sink's tasks in one worker process share one connection
+per DSN (:meth:`TopologyContext.shared_resource`), opened once per process.
+
+The buffer is flushed when it holds ``batch_size`` tuples and
 on every tick tuple: set ``topology.tick.tuple.freq.secs`` on the bolt so a partial batch
 never waits longer than that.
 """
@@ -44,7 +47,7 @@ class PostgresUpsertBolt(Bolt):
     .. versionadded:: 0.1.0
     """
 
-    transient: ClassVar[tuple[str, ...]] = ("conn",)
+    transient: ClassVar[tuple[str, ...]] = ("connection",)
 
     def __init__(
         self,
@@ -69,7 +72,8 @@ class PostgresUpsertBolt(Bolt):
         """Open the connection and build the statement."""
         self.collector = collector
         self.buffer: list[Tuple] = getattr(self, "buffer", [])
-        self.conn: psycopg.Connection[Any] | None = None
+        dsn = self.dsn
+        self.connection = context.shared_resource(("postgres", dsn), lambda: SharedConnection(dsn))
         values = [c for c in self.columns if c not in self.key]
         sets = [
             sql.SQL("{} = {}").format(
@@ -106,9 +110,8 @@ class PostgresUpsertBolt(Bolt):
         batch, self.buffer = self.buffer, []
         rows = [[tup[c] for c in self.columns] for tup in batch]
         try:
-            if self.conn is None or self.conn.closed:
-                self.conn = psycopg.connect(self.dsn)
-            with self.conn.transaction(), self.conn.cursor() as cur:
+            conn = self.connection.get()
+            with conn.transaction(), conn.cursor() as cur:
                 cur.executemany(self.statement, rows)
         except psycopg.Error as exc:
             log.warning(
@@ -120,19 +123,39 @@ class PostgresUpsertBolt(Bolt):
             self.collector.report_error(exc)
             for tup in batch:
                 self.collector.fail(tup)
-            self._close()
+            self.connection.discard()
             return
         for tup in batch:
             self.collector.ack(tup)
 
     def cleanup(self) -> None:
-        """Flush what is buffered, then close."""
+        """Flush what is buffered; the shared connection closes with the process."""
         self.flush()
-        self._close()
 
-    def _close(self) -> None:
-        if self.conn is not None:
+
+class SharedConnection:
+    """One PostgreSQL connection per worker process and DSN, reopened after a failure."""
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        self.opened = 0
+        """How many times this process opened the connection."""
+        self._conn: psycopg.Connection[Any] | None = None
+
+    def get(self) -> psycopg.Connection[Any]:
+        """The open connection, opening it first if needed."""
+        if self._conn is None or self._conn.closed:
+            self._conn = psycopg.connect(self.dsn)
+            self.opened += 1
+        return self._conn
+
+    def discard(self) -> None:
+        """Close the connection after an error; the next ``get`` opens a new one."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
             try:
-                self.conn.close()
-            finally:
-                self.conn = None
+                conn.close()
+            except psycopg.Error as exc:
+                log.debug("closing a failed PostgreSQL connection: %s", exc)
+
+    close = discard

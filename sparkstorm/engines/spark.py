@@ -195,16 +195,27 @@ def _forget(run_id: str) -> None:
 def _task_for(
     run_id: str, plan: Plan, seed: int, task_id: int, state: tuple[int, bytes] | None
 ) -> BoltTask:
+    """The task's instance in this worker: resident (newest or overlaid), or a new copy.
+
+    ``prepare`` runs once per task per worker process: an instance left here by an
+    earlier superstep gets the newer snapshot laid over it (its ``transient`` clients
+    survive); only a worker that never held the task prepares a fresh copy. Without a
+    snapshot (the task's first superstep, or its state was lost with an executor) the
+    task starts fresh, as a Storm task restarts after its worker died.
+    """
     # Popped, not read: an attempt that dies half-way must not leave a half-updated
     # instance for a retry in this process; the retry restores from the snapshot.
     resident = _RESIDENT.pop((run_id, task_id), None)
-    reuse = plan.conf[SPARKSTORM_SPARK_RESIDENT]
-    if reuse and state is not None and resident is not None and resident[0] == state[0]:
-        return resident[1]
+    if plan.conf[SPARKSTORM_SPARK_RESIDENT] and state is not None and resident is not None:
+        snapshot_superstep, task = resident
+        if snapshot_superstep != state[0]:  # it ran elsewhere since: take its newer state
+            restore(task, state[1])
+        return task
     task = BoltTask(plan, task_id, seed)
     task.prepare()
     if state is not None:
         restore(task, state[1])
+        task.stats.prepares += 1  # the snapshot's counters predate this copy's prepare
     return task
 
 
@@ -335,6 +346,7 @@ class SparkEngine:
         self._ui = ui
         self.worker_pids: set[int] = set()
         self._held: DataFrame | None = None  # tuples in flight and state snapshots
+        self._held_before: DataFrame | None = None  # what the running job reads
         self._checkpoint: DataFrame | None = None  # the output that _held reads
         self._held_tuples = 0  # how many of the held rows' tuples are in flight
         self._running: tuple[Future[tuple[pa.Table, float]], DataFrame, int, float] | None = None
@@ -377,9 +389,12 @@ class SparkEngine:
         held = self._held
         result = self.collect()
         if held is not self._held:  # the running job was lost: plan without its output
+            self._discard(planned)
             planned = self._plan(frame, self._held, superstep, now)
         if planned is not None and (frame is not None or self._held_tuples):
             self._launch(planned, superstep, now)
+        else:
+            self._discard(planned)  # nothing to deliver after all
         if not self._pipeline:
             result = self.collect()
         result = result or StepResult([], 0)
@@ -402,6 +417,7 @@ class SparkEngine:
         try:
             collected, job_secs = future.result()
         except Exception as exc:  # the job failed: a lost executor, or a user error
+            self._held = self._held_before  # the failed job's output is no one's input
             self._held_tuples = 0
             self._release(out)
             self._release(self._checkpoint)
@@ -467,6 +483,11 @@ class SparkEngine:
             out, out.filter(col("kind") >= KIND_OUTCOMES), out.filter(col("kind") <= KIND_STATE)
         )
 
+    def _discard(self, planned: _Planned | None) -> None:
+        """Forget a plan that will not run (its checkpoint is registered when planned)."""
+        if planned is not None:
+            self._release(planned.out)
+
     def _launch(self, planned: _Planned, superstep: int, now: float) -> None:
         """Start a planned superstep's job on the job thread; its output is held next."""
         wanted, context = planned.wanted, self.spark.sparkContext
@@ -479,7 +500,7 @@ class SparkEngine:
             return wanted.toArrow(), time.perf_counter() - started
 
         self._running = (self._jobs.submit(job), planned.out, superstep, now)
-        self._held = planned.held
+        self._held_before, self._held = self._held, planned.held
 
     def _decode(self, collected: pa.Table) -> StepResult:
         result = StepResult([], 0)

@@ -25,11 +25,13 @@ class TaskStats:
     acked: int = 0
     failed: int = 0
     process_secs: float = 0.0
+    prepares: int = 0
+    """``prepare`` calls (on Spark: at most one per Python worker the task ran in)."""
     fail_reasons: dict[str, int] = field(default_factory=dict)
     complete_latencies: list[float] = field(default_factory=list)
 
 
-SUMMED = ("emitted", "transferred", "executed", "acked", "failed")
+SUMMED = ("emitted", "transferred", "executed", "acked", "failed", "prepares")
 
 
 def by_component(tasks: list[TaskStats], elapsed_secs: float) -> dict[str, dict[str, Any]]:

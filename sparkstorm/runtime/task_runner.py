@@ -102,6 +102,7 @@ class BoltTask:
 
     def prepare(self) -> None:
         """Call the bolt's ``prepare``; an error there is reported and breaks the task."""
+        self.stats.prepares += 1
         try:
             self.bolt.prepare(self.conf, self.context, self.collector)
         except Exception as exc:

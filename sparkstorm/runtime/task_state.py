@@ -1,7 +1,8 @@
 """Bolt state across supersteps: snapshot a task's attributes, restore them elsewhere.
 
 A snapshot holds the component's attributes except those named in ``transient`` and
-the engine-owned objects (collector, context, conf), plus the task's statistics. To
+the engine-owned objects (collector, context, conf, per-process shared resources), plus
+the task's statistics. To
 restore, a fresh copy of the component is prepared (so ``prepare`` re-creates clients
 and re-binds the collector) and the snapshot is laid over it.
 """
@@ -17,6 +18,7 @@ from sparkstorm.errors import ComponentStateError
 from sparkstorm.reliability.collectors import BasicOutputCollector
 from sparkstorm.runtime.metrics import TaskStats
 from sparkstorm.runtime.task_runner import BasicBoltExecutor, BoltTask
+from sparkstorm.topology.shared_resources import is_shared
 
 
 def _user_object(task: BoltTask) -> Any:
@@ -30,6 +32,7 @@ def _is_engine_owned(value: Any, task: BoltTask) -> bool:
         or value is task.context
         or value is task.conf
         or isinstance(value, BasicOutputCollector)
+        or is_shared(value)
     )
 
 
@@ -77,9 +80,20 @@ def _culprit(state: dict[str, Any]) -> str:
 
 
 def restore(task: BoltTask, data: bytes) -> None:
-    """Lay a snapshot over a freshly prepared task."""
+    """Lay a snapshot over a prepared task: a fresh copy, or an older resident instance.
+
+    The snapshot's attributes replace the instance's; an attribute the snapshot lacks
+    (deleted since) goes, except ``transient`` and engine-owned ones, which the instance
+    keeps: its clients survive. The task's counters continue from the snapshot's.
+    """
     state, stats = pickle.loads(data)
-    vars(_user_object(task)).update(state)
+    obj = _user_object(task)
+    attributes = vars(obj)
+    transient = set(getattr(obj, "transient", ()))
+    for name in [n for n in attributes if n not in state and n not in transient]:
+        if not _is_engine_owned(attributes[name], task):
+            del attributes[name]
+    attributes.update(state)
     restore_stats(task, stats)
 
 

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from sparkstorm.topology.shared_resources import shared_resource
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from sparkstorm.topology.fields import Fields
@@ -50,6 +55,24 @@ class TopologyContext:
     def get_this_output_fields(self, stream_id: str = "default") -> Fields:
         """The fields this component declared for ``stream_id``."""
         return self.get_component_output_fields(self.get_this_component_id(), stream_id)
+
+    def shared_resource(self, key: Hashable, factory: Callable[[], T]) -> T:
+        """One object per worker process under ``key``, shared by every task there.
+
+        Call it from ``prepare``: the first task in the process creates the object with
+        ``factory``; every other task (and every later ``prepare``) gets the same one.
+        A connection pool or a loaded model then costs once per process, not per task.
+        The process is the driver for the ``local`` engine and each Spark Python worker
+        for ``spark``. Objects with ``close()`` are closed when the process exits.
+
+        Notes
+        -----
+        Storm's worker-level resources (``WorkerTopologyContext.getResource``). Tasks of
+        one process run one at a time, so the object needs no locking against them.
+
+        .. versionadded:: 0.1.0
+        """
+        return shared_resource(key, factory)
 
     @property
     def conf(self) -> dict[str, Any]:

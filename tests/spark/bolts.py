@@ -74,3 +74,39 @@ class LeakyClientBolt(ClientBolt):
     """The same bolt, forgetting to name its client in transient."""
 
     transient = ()
+
+
+PREPARES: dict[int, int] = {}
+"""Task id -> prepare calls in this process."""
+
+
+class SharedThing:
+    created = 0
+
+    def __init__(self):
+        SharedThing.created += 1
+
+
+class StayPutBolt(Bolt):
+    """Emits (pid, task, prepares of this task in this process, tuples seen by the task,
+    shared objects created in this process, id of the shared object)."""
+
+    transient = ("client",)
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+        self.task = context.get_this_task_id()
+        self.seen = 0
+        self.client = object()  # stands for a connection: must survive moves
+        PREPARES[self.task] = PREPARES.get(self.task, 0) + 1
+        self.shared = context.shared_resource("stay-put-test", SharedThing)
+
+    def execute(self, tup):
+        self.seen += 1
+        pid = os.getpid()
+        row = [pid, self.task, PREPARES[self.task], self.seen, SharedThing.created, id(self.shared)]
+        self.collector.emit(row, tup)
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("pid", "task", "prepares", "seen", "created", "shared"))

@@ -232,3 +232,39 @@ def test_every_job_names_its_topology_and_superstep(spark):
     steps = sorted(int(d.rsplit(" ", 1)[1]) for d in mine if "superstep" in d)
     assert len(steps) >= 3 and len(set(steps)) == len(steps)
     assert "sparkstorm described: cleanup" in mine
+
+
+@pytest.mark.parametrize("engine_name", ["local", "spark"])
+def test_tasks_stay_put_prepare_once_per_worker_and_share_resources(spark, engine_name):
+    """Tasks move between Python workers from superstep to superstep; a worker that held
+    a task before lays the newer state over its instance instead of preparing again."""
+    from examples.word_count import SentenceSpout
+    from sparkstorm import run
+    from tests.spark.bolts import StayPutBolt
+
+    n = 600
+    builder = TopologyBuilder()
+    builder.set_spout("in", SentenceSpout([f"s{i}" for i in range(n)]))
+    builder.set_bolt("stay", StayPutBolt(), 2).shuffle_grouping("in")
+    conf = Config()
+    conf[Config.SPARKSTORM_SPOUT_BATCH] = 15  # 40 supersteps and more
+    conf[Config.SPARKSTORM_CAPTURE] = ["stay"]
+    result = run(builder.create_topology(), conf, engine=engine_name, spark=spark)
+    rows = result.captured[("stay", "default")]
+    assert len(rows) == n and result.supersteps >= 40
+    pids = {pid for pid, *_ in rows}
+    assert max(prepares for _, _, prepares, *_ in rows) == 1  # once per task per process
+    stats = result.stats["stay"]
+    assert stats["prepares"] <= 2 * len(pids)
+    # the state followed the task wherever it ran: each task counted all its inputs
+    seen_per_task = {}
+    for _, task, _, seen, *_ in rows:
+        seen_per_task[task] = max(seen, seen_per_task.get(task, 0))
+    assert sum(seen_per_task.values()) == n
+    # one shared object per process, created once there
+    for pid in pids:
+        mine = [(created, shared) for p, _, _, _, created, shared in rows if p == pid]
+        assert {created for created, _ in mine} == {1}
+        assert len({shared for _, shared in mine}) == 1
+    if engine_name == "local":
+        assert stats["prepares"] == 2 and pids == {os.getpid()}
