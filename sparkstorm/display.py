@@ -30,6 +30,8 @@ BOLT_COLUMNS = [
     ("acked", "Acked"),
     ("failed", "Failed"),
 ]
+STATE_COLUMNS = [("state_bytes", "State B"), ("snapshot_bytes_per_superstep", "Snap B/step")]
+"""Shown when some bolt's state is snapshotted (the Spark engine's, between supersteps)."""
 
 
 def _cell(value: Any) -> str:
@@ -65,7 +67,8 @@ def stats_table(stats: dict[str, dict[str, Any]], title: str) -> Group:
     spouts = sorted((c, r) for c, r in stats.items() if r.get("kind") == "spout")
     bolts = sorted((c, r) for c, r in stats.items() if r.get("kind") == "bolt")
     bolts += [(c, r) for c, r in stats.items() if r.get("kind") == "acker"]
+    state = STATE_COLUMNS if any(r.get("snapshots") for _, r in bolts) else []
     return Group(
         _table(f"{title}\nSpouts", SPOUT_COLUMNS, spouts, reasons=True),
-        _table("Bolts", BOLT_COLUMNS, bolts, reasons=False),
+        _table("Bolts", BOLT_COLUMNS + state, bolts, reasons=False),
     )

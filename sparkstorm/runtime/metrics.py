@@ -27,11 +27,27 @@ class TaskStats:
     process_secs: float = 0.0
     prepares: int = 0
     """``prepare`` calls (on Spark: at most one per Python worker the task ran in)."""
+    snapshots: int = 0
+    """Supersteps after which the task's state was pickled (on Spark: those it ran in)."""
+    state_bytes: int = 0
+    """Size of the task's last state snapshot (its attributes, pickled)."""
+    snapshot_bytes: int = 0
+    """Bytes of state pickled since the topology started."""
     fail_reasons: dict[str, int] = field(default_factory=dict)
     complete_latencies: list[float] = field(default_factory=list)
 
 
-SUMMED = ("emitted", "transferred", "executed", "acked", "failed", "prepares")
+SUMMED = (
+    "emitted",
+    "transferred",
+    "executed",
+    "acked",
+    "failed",
+    "prepares",
+    "snapshots",
+    "state_bytes",
+    "snapshot_bytes",
+)
 
 
 def by_component(tasks: list[TaskStats], elapsed_secs: float) -> dict[str, dict[str, Any]]:

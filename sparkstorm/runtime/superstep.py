@@ -270,4 +270,8 @@ class TopologyRuntime:
             if row["kind"] == "spout":  # per task and superstep, as the sizer set it
                 row["spout_batch"] = self.sizer.batch
                 row["superstep_target_secs"] = self.sizer.target_secs
+            else:
+                row["snapshot_bytes_per_superstep"] = round(
+                    row["snapshot_bytes"] / max(1, self.superstep)
+                )
         return stats

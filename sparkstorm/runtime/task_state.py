@@ -39,6 +39,9 @@ def _is_engine_owned(value: Any, task: BoltTask) -> bool:
 def snapshot(task: BoltTask) -> bytes:
     """Serialize the task's persistent attributes and statistics.
 
+    The attributes are pickled first, so their size is counted in the statistics that
+    travel with them (``snapshots``, ``state_bytes``, ``snapshot_bytes``).
+
     Raises
     ------
     ComponentStateError
@@ -51,13 +54,21 @@ def snapshot(task: BoltTask) -> bytes:
         for name, value in vars(obj).items()
         if name not in transient and not _is_engine_owned(value, task)
     }
-    payload = (state, task.stats)
     try:
-        return pickle.dumps(payload, protocol=5)
+        pickled = pickle.dumps(state, protocol=5)
     except Exception:
-        pass
+        pickled = _cloudpickled(task, state)
+    stats = task.stats
+    stats.snapshots += 1
+    stats.state_bytes = len(pickled)
+    stats.snapshot_bytes += len(pickled)
+    return pickle.dumps((pickled, stats), protocol=5)
+
+
+def _cloudpickled(task: BoltTask, state: dict[str, Any]) -> bytes:
+    """``state`` pickled by value (classes from ``__main__``...), or the attribute at fault."""
     try:
-        data: bytes = cloudpickle.dumps(payload, protocol=5)
+        data: bytes = cloudpickle.dumps(state, protocol=5)
         return data
     except Exception as exc:
         name = _culprit(state)
@@ -86,7 +97,8 @@ def restore(task: BoltTask, data: bytes) -> None:
     (deleted since) goes, except ``transient`` and engine-owned ones, which the instance
     keeps: its clients survive. The task's counters continue from the snapshot's.
     """
-    state, stats = pickle.loads(data)
+    pickled, stats = pickle.loads(data)
+    state = pickle.loads(pickled)
     obj = _user_object(task)
     attributes = vars(obj)
     transient = set(getattr(obj, "transient", ()))

@@ -110,3 +110,19 @@ class StayPutBolt(Bolt):
 
     def declare_output_fields(self, declarer):
         declarer.declare(Fields("pid", "task", "prepares", "seen", "created", "shared"))
+
+
+class BigStateBolt(Bolt):
+    """Acks every input; keeps a 100 kB attribute, pickled into every snapshot."""
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+        self.table = "x" * 100_000
+        self.seen = 0
+
+    def execute(self, tup):
+        self.seen += 1
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer):
+        pass

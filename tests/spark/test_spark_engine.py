@@ -12,7 +12,7 @@ import pytest
 from sparkstorm import ComponentStateError, Config, Fields, TopologyBuilder
 from sparkstorm.testing import FeederSpout
 from tests.scenarios.bolts import Ack
-from tests.spark.bolts import ClientBolt, CountAndHold, LeakyClientBolt, PidBolt
+from tests.spark.bolts import BigStateBolt, ClientBolt, CountAndHold, LeakyClientBolt, PidBolt
 
 pytestmark = pytest.mark.spark
 
@@ -51,6 +51,36 @@ def test_counts_and_held_tuples_survive_supersteps(cluster_factory, resident):
     cluster.wait_until_idle()
     assert cluster.captured("state", "count") == [[{"a": 2, "b": 1}, 3]]
     assert sorted(feeder.acked, key=str) == [0, 1, 2, "f"]
+
+
+def test_state_is_pickled_only_after_supersteps_the_task_ran_and_its_bytes_are_counted(
+    cluster_factory,
+):
+    cluster = cluster_factory("spark")
+    busy, once = FeederSpout(Fields("x")), FeederSpout(Fields("x"))
+    builder = TopologyBuilder()
+    builder.set_spout("busy_in", busy)
+    builder.set_spout("once_in", once)
+    builder.set_bolt("busy", BigStateBolt()).shuffle_grouping("busy_in")
+    builder.set_bolt("once", BigStateBolt()).shuffle_grouping("once_in")
+    cluster.submit_topology("bytes", Config(), builder.create_topology())
+    once.feed([0], "only")
+    for i in range(4):
+        busy.feed([i], i)
+        cluster.wait_until_idle()  # each input in a superstep of its own
+    stats = cluster.stats("bytes")
+    assert sorted(busy.acked) == [0, 1, 2, 3] and once.acked == ["only"]
+    assert stats["busy"]["snapshots"] == 4
+    assert stats["once"]["snapshots"] == 1  # idle since: its state row passed through
+    for bolt in ("busy", "once"):
+        assert 100_000 < stats[bolt]["state_bytes"] < 101_000
+        per_snapshot = stats[bolt]["snapshot_bytes"] / stats[bolt]["snapshots"]
+        assert per_snapshot == pytest.approx(stats[bolt]["state_bytes"], rel=0.01)
+    supersteps = cluster._runtime("bytes").superstep
+    assert stats["busy"]["snapshot_bytes_per_superstep"] == round(
+        stats["busy"]["snapshot_bytes"] / supersteps
+    )
+    assert stats["__acker"]["snapshots"] >= 4  # the acker's pending trees are state too
 
 
 def test_transient_client_is_recreated_by_prepare(cluster_factory):

@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+from rich.console import Console
+
+from sparkstorm.display import stats_table
+from sparkstorm.runtime.metrics import TaskStats, by_component
+
+
+def rendered(stats: dict) -> str:
+    console = Console(record=True, width=200)
+    console.print(stats_table(stats, "word count"))
+    return console.export_text()
+
+
+def test_bolt_state_columns_appear_once_some_state_is_snapshotted() -> None:
+    count = TaskStats("count", 1, executed=10, snapshots=2, state_bytes=1234, snapshot_bytes=2400)
+    stats = by_component([TaskStats("sentences", 0), count], 0.0)
+    stats["sentences"]["kind"], stats["count"]["kind"] = "spout", "bolt"
+    stats["count"]["snapshot_bytes_per_superstep"] = 600
+    text = rendered(stats)
+    assert "State B" in text and "1,234" in text and "600" in text
+    stats["count"]["snapshots"] = 0  # the local engine keeps state in place
+    assert "State B" not in rendered(stats)
