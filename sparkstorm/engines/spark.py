@@ -387,7 +387,11 @@ class SparkEngine:
         planning = time.perf_counter() - encoded
         encoded -= started
         held = self._held
-        result = self.collect()
+        try:
+            result = self.collect()
+        except BaseException:  # a user error raised: the plan will never run
+            self._discard(planned)
+            raise
         if held is not self._held:  # the running job was lost: plan without its output
             self._discard(planned)
             planned = self._plan(frame, self._held, superstep, now)

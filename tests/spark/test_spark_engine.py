@@ -100,7 +100,8 @@ def test_transient_client_is_recreated_by_prepare(cluster_factory):
     assert cluster.errors("transient") == []
 
 
-def test_unpicklable_attribute_names_itself_and_transient(cluster_factory):
+def test_unpicklable_attribute_names_itself_and_transient(spark, cluster_factory):
+    before = persisted_rdds(spark)
     cluster = cluster_factory("spark")
     feeder = FeederSpout(Fields("x"))
     builder = TopologyBuilder()
@@ -113,6 +114,13 @@ def test_unpicklable_attribute_names_itself_and_transient(cluster_factory):
     ) as err:
         cluster.wait_until_idle()
     assert "add it to `transient`" in str(err.value)
+    cluster.shutdown()
+    assert persisted_rdds(spark) <= before  # the failed superstep's plan left nothing
+
+
+def persisted_rdds(spark) -> set[int]:
+    """The ids of the RDDs Spark holds blocks of (local checkpoints among them)."""
+    return set(spark.sparkContext._jsc.getPersistentRDDs().keys())
 
 
 def test_a_retried_superstep_reproduces_the_same_ids():
@@ -221,8 +229,7 @@ def test_pipelined_superstep_returns_the_one_before(spark, pipeline):
 
 def test_checkpoints_of_past_supersteps_are_released(spark, cluster_factory):
     """Each superstep's output is local-checkpointed; only the latest may stay cached."""
-    persisted = spark.sparkContext._jsc.getPersistentRDDs
-    before = len(persisted())
+    before = persisted_rdds(spark)  # earlier tests' may still be released meanwhile
     cluster = cluster_factory("spark")
     feeder = FeederSpout(Fields("x"))
     builder = TopologyBuilder()
@@ -233,11 +240,11 @@ def test_checkpoints_of_past_supersteps_are_released(spark, cluster_factory):
     for i in range(12):  # 12 feeds, each run to idle: dozens of supersteps
         feeder.feed([i], i)
         cluster.wait_until_idle()
-        most = max(most, len(persisted()) - before)
+        most = max(most, len(persisted_rdds(spark) - before))
     assert sorted(feeder.acked) == list(range(12))
     assert most <= 2  # the held superstep's, and the one being launched
     cluster.kill_topology("release")
-    assert len(persisted()) == before
+    assert not persisted_rdds(spark) - before
 
 
 def job_descriptions(spark) -> list[str]:
