@@ -27,6 +27,7 @@ def write_results_section(tables: dict[str, list[str]]) -> None:
     titles = {
         "wordcount": "Word count: engines, acking on and off, plain PySpark",
         "scaling": "Scaling: size and tasks per bolt, and where the time goes",
+        "latency": "Latency against throughput: steady offered rates",
         "acker": "The acker: memory per pending tree, throughput",
     }
     parts = [BEGIN, "", f"Latest run: {machine().removeprefix('machine: ')}.", ""]
@@ -34,6 +35,8 @@ def write_results_section(tables: dict[str, list[str]]) -> None:
         parts += [f"### {titles.get(name, name)}", "", "```", *lines, "```", ""]
         if name == "scaling":
             parts += ["![throughput against size](benchmarks/scaling.png)", ""]
+        if name == "latency":
+            parts += ["![latency against throughput](benchmarks/latency.png)", ""]
     parts.append(END)
     page = PAGE.read_text()
     head, found, rest = page.partition(BEGIN)

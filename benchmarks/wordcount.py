@@ -4,7 +4,9 @@
 
 One process, the same seeded sentences (8 words from a 5,000-word vocabulary) for every
 configuration: the local engine and the Spark engine (``local[2]``), each with one acker
-and with none, and the plain-PySpark baseline: the same split and count with the same
+and with none, all at their default configuration (adaptive spout batch, Spark UI on),
+Structured Streaming on the same split (``benchmarks/streaming.py``), and the
+plain-PySpark baseline: the same split and count with the same
 Python functions through ``mapInArrow`` (a shuffle by word between them), no tracking.
 A second baseline counts in the JVM with ``groupBy`` instead, for reference. Spark is
 warmed up before anything is timed; its start-up is reported apart. Rounds interleave the
@@ -26,10 +28,9 @@ import pyarrow as pa
 
 from benchmarks.report import report
 from benchmarks.rss import PeakRss
+from benchmarks.streaming import structured_streaming
 from examples.word_count import build, count_word, generated_sentences, split_sentence
-from sparkstorm import Config, run
-
-SPOUT_BATCH = {"local": 1000, "spark": 25_000}
+from sparkstorm import run
 
 
 def baseline(spark: Any, sentences: list[str], count_in: str = "python") -> dict[str, float]:
@@ -75,7 +76,6 @@ def sparkstorm_run(
 ) -> dict[str, Any]:
     """Word count on ``engine``; tuples/s, complete latency percentiles, peak RSS, profile."""
     topology, conf = build(sentences, parallelism=parallelism, ackers=ackers)
-    conf[Config.SPARKSTORM_SPOUT_BATCH] = SPOUT_BATCH[engine]
     with PeakRss() as rss:
         result = run(topology, conf, engine=engine, spark=spark if engine == "spark" else None)
     stats = result.stats
@@ -100,12 +100,13 @@ def warmed_session() -> tuple[Any, float]:
     from sparkstorm.engines.spark import create_session
 
     started = time.perf_counter()
-    spark = create_session("local[2]")
+    spark = create_session("local[2]")  # the defaults a user gets, the Spark UI included
     spark.sparkContext.setLogLevel("ERROR")
     session_secs = time.perf_counter() - started
     sentences = generated_sentences(1000)
     baseline(spark, sentences)  # Spark's first Python job is slow
     baseline(spark, sentences, count_in="jvm")
+    structured_streaming(spark, sentences)
     sparkstorm_run(spark, "spark", 1, sentences)
     return spark, session_secs
 
@@ -113,9 +114,10 @@ def warmed_session() -> tuple[Any, float]:
 def compare(spark: Any, sentences: list[str], rounds: int, session_secs: float) -> list[str]:
     """The word-count table: every configuration in interleaved rounds, medians."""
     configs = [("local", 1), ("local", 0), ("spark", 1), ("spark", 0)]
-    runs: dict[Any, list[dict[str, Any]]] = {c: [] for c in [*configs, "baseline", "jvm"]}
+    runs: dict[Any, list[dict[str, Any]]] = {c: [] for c in [*configs, "baseline", "jvm", "ss"]}
     for _ in range(rounds):
         runs["baseline"].append(baseline(spark, sentences))
+        runs["ss"].append(structured_streaming(spark, sentences) | {"rss": 0.0})
         runs["jvm"].append(baseline(spark, sentences, count_in="jvm"))
         for engine, ackers in configs:
             runs[(engine, ackers)].append(sparkstorm_run(spark, engine, ackers, sentences))
@@ -123,12 +125,12 @@ def compare(spark: Any, sentences: list[str], rounds: int, session_secs: float) 
     def median(config: Any, key: str) -> float:
         return statistics.median(r[key] for r in runs[config])
 
-    base = median("baseline", "tps")
+    base, ss = median("baseline", "tps"), median("ss", "tps")
     lines = [
         f"word count, {len(sentences):,} sentences x 8 words, {rounds} interleaved "
         f"rounds (medians); Spark local[2] session start-up {session_secs:.1f}s, "
         f"topology start-up {median(('spark', 1), 'startup'):.2f}s",
-        f"{'configuration':<22}{'tuples/s':>10}{'x base':>8}{'on/off':>8}"
+        f"{'configuration':<22}{'tuples/s':>10}{'x base':>8}{'x SS':>7}{'on/off':>8}"
         f"{'RSS MiB':>9}{'p50 ms':>9}{'p99 ms':>9}",
     ]
     for engine, ackers in configs:
@@ -141,15 +143,24 @@ def compare(spark: Any, sentences: list[str], rounds: int, session_secs: float) 
         )
         lines.append(
             f"{engine + (' acking on' if ackers else ' acking off'):<22}{tps:>10,.0f}"
-            f"{tps / base:8.2f}{on_off}{median((engine, ackers), 'rss') / 2**20:9.0f}"
+            f"{tps / base:8.2f}{tps / ss:7.2f}{on_off}"
+            f"{median((engine, ackers), 'rss') / 2**20:9.0f}"
             f"{latency}"
         )
-    for config, label in (("baseline", "plain PySpark"), ("jvm", "PySpark, JVM count")):
+    for config, label in (
+        ("ss", "Structured Streaming"),
+        ("baseline", "plain PySpark"),
+        ("jvm", "PySpark, JVM count"),
+    ):
+        rss = f"{median(config, 'rss') / 2**20:9.0f}" if config != "ss" else f"{'-':>9}"
         lines.append(
             f"{label:<22}{median(config, 'tps'):>10,.0f}{median(config, 'tps') / base:8.2f}"
-            f"{'':8}{median(config, 'rss') / 2**20:9.0f}{'-':>9}{'-':>9}"
+            f"{median(config, 'tps') / ss:7.2f}{'':8}{rss}{'-':>9}{'-':>9}"
         )
     lines += [
+        "every sparkstorm row at default configuration (adaptive spout batch); Structured",
+        "Streaming: file source (10k-line files, 2 per micro-batch, availableNow), the same",
+        "split in mapInArrow, streaming groupBy().count() to the noop sink;",
         "plain PySpark: the same split and count Python functions in mapInArrow, a shuffle",
         "by word between them, no tracking (the baseline); JVM count: the split in Python,",
         "groupBy().count() in the JVM. RSS: the whole process tree, including the Spark JVM",
@@ -160,7 +171,7 @@ def compare(spark: Any, sentences: list[str], rounds: int, session_secs: float) 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sentences", type=int, default=100_000)
+    parser.add_argument("--sentences", type=int, default=200_000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--save", action="store_true", help="write docs/benchmarks/wordcount.txt")
     args = parser.parse_args()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import report, scaling
+from benchmarks import latency, report, scaling, wordcount
+from examples.word_count import generated_sentences
 
 
 @pytest.mark.spark
@@ -20,6 +21,35 @@ def test_scaling_sweep_reports_every_configuration_and_plots(spark, tmp_path):
     assert len(rows) == 2 and all("%" in row for row in rows)  # the profile breakdown
     scaling.plot(points, tmp_path / "plot.png")
     assert (tmp_path / "plot.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.spark
+def test_word_count_table_has_structured_streaming_beside_every_configuration(spark):
+    lines = wordcount.compare(spark, generated_sentences(2500), rounds=1, session_secs=0.0)
+    rows = {line[:22].strip(): line for line in lines}
+    for label in ("spark acking on", "local acking on", "Structured Streaming", "plain PySpark"):
+        assert label in rows
+    ss_ratio = float(rows["Structured Streaming"].split()[-4])  # its own "x SS" column
+    assert ss_ratio == 1.0
+
+
+@pytest.mark.spark
+def test_latency_run_reports_each_engine_and_rate_and_plots(spark, tmp_path):
+    lines, runs = latency.measure(spark, [18_000, 36_000], secs=2.0)
+    rows = [line.split() for line in lines if line.startswith(("spark ", "local "))]
+    assert [(row[0], row[1]) for row in rows] == [
+        ("spark", "18,000"),
+        ("local", "18,000"),
+        ("spark", "36,000"),
+        ("local", "36,000"),
+    ]
+    for run in runs["spark"] + runs["local"]:
+        assert run["failed"] == 0
+        assert 0 < run["p50"] <= run["p99"]
+        # ~2 s offered at the rate, then drained: most of it was achieved
+        assert 0.3 * run["offered"] < run["tps"] < 1.2 * run["offered"]
+    latency.plot(runs, tmp_path / "latency.png")
+    assert (tmp_path / "latency.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_results_section_is_replaced_and_the_rest_kept(tmp_path, monkeypatch):
