@@ -358,7 +358,9 @@ class SparkEngine:
         self.spark = self._given or create_session(self._master or "local[*]", ui=self._ui)
         self.topology_name = plan.conf.get(TOPOLOGY_NAME) or "topology"
         # Adaptive execution would run each superstep's shuffle as jobs of its own and
-        # re-plan in between; a superstep is one small, fixed-shape job.
+        # re-plan in between; a superstep is one small, fixed-shape job. The session's
+        # own setting comes back at stop: a shared session's other queries keep theirs.
+        self._adaptive = self.spark.conf.get("spark.sql.adaptive.enabled")
         self.spark.conf.set("spark.sql.adaptive.enabled", "false")
         self.plan = plan
         parts = plan.conf[SPARKSTORM_SPARK_PARTITIONS] or self.spark.sparkContext.defaultParallelism
@@ -591,4 +593,5 @@ class SparkEngine:
         self._held = None
         self._jobs.shutdown(wait=True)
         self._plan_bytes.destroy()
+        self.spark.conf.set("spark.sql.adaptive.enabled", self._adaptive)
         return errors

@@ -263,8 +263,10 @@ def test_every_job_names_its_topology_and_superstep(spark):
     from sparkstorm import run
 
     topology, conf = build(generated_sentences(300), parallelism=1)
+    adaptive = spark.conf.get("spark.sql.adaptive.enabled")
     result = run(topology, conf, engine="spark", spark=spark, name="described")
     assert result.stats["sentences"]["acked"] == 300
+    assert spark.conf.get("spark.sql.adaptive.enabled") == adaptive  # the session's again
     mine = [d for d in job_descriptions(spark) if d.startswith("sparkstorm described")]
     steps = sorted(int(d.rsplit(" ", 1)[1]) for d in mine if "superstep" in d)
     assert len(steps) >= 3 and len(set(steps)) == len(steps)
