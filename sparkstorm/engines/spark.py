@@ -593,5 +593,8 @@ class SparkEngine:
         self._held = None
         self._jobs.shutdown(wait=True)
         self._plan_bytes.destroy()
-        self.spark.conf.set("spark.sql.adaptive.enabled", self._adaptive)
+        if self._adaptive is None:
+            self.spark.conf.unset("spark.sql.adaptive.enabled")
+        else:
+            self.spark.conf.set("spark.sql.adaptive.enabled", self._adaptive)
         return errors
