@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.report import DOCS, report
+from benchmarks.report import DOCS, figure, report
 from examples.word_count import SplitSentence, WordCount, generated_sentences
 from sparkstorm import Config, Fields, Spout, TopologyBuilder, run
 
@@ -125,27 +125,15 @@ def measure(
 
 def plot(runs: dict[str, list[dict[str, float]]], path: Path) -> None:
     """Complete latency p99 (solid) and p50 (dashed) against achieved tuples/s."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=110)
-    for engine, series in runs.items():
-        tps = [r["tps"] / 1000 for r in series]
-        (line,) = ax.plot(tps, [r["p99"] for r in series], "-o", label=f"{engine} p99")
-        ax.plot(
-            tps, [r["p50"] for r in series], "--o", color=line.get_color(), label=f"{engine} p50"
-        )
-    ax.set_yscale("log")
-    ax.set_xlabel("achieved throughput (thousand tuples/s)")
-    ax.set_ylabel("complete latency (ms, log)")
-    ax.set_title("Word count at a steady rate: complete latency against throughput")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    title = "Word count at a steady rate: complete latency against throughput"
+    xlabel, ylabel = "achieved throughput (thousand tuples/s)", "complete latency (ms, log)"
+    with figure(path, title, xlabel, ylabel) as ax:
+        for engine, series in runs.items():
+            tps = [r["tps"] / 1000 for r in series]
+            (line,) = ax.plot(tps, [r["p99"] for r in series], "-o", label=f"{engine} p99")
+            p50 = [r["p50"] for r in series]
+            ax.plot(tps, p50, "--o", color=line.get_color(), label=f"{engine} p50")
+        ax.set_yscale("log")
 
 
 def main() -> None:

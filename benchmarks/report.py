@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from benchmarks.machine import machine
 
@@ -45,3 +48,25 @@ def write_results_section(tables: dict[str, list[str]]) -> None:
         raise SystemExit(msg)
     tail = rest.partition(END)[2]
     PAGE.write_text(head + "\n".join(parts) + tail)
+
+
+@contextmanager
+def figure(path: Path, title: str, xlabel: str, ylabel: str) -> Iterator[Any]:
+    """Axes to draw on; on leaving, labelled, gridded and saved to ``path`` as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=110)
+    try:
+        yield ax
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(path)
+    finally:
+        plt.close(fig)

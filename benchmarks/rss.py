@@ -7,27 +7,32 @@ import threading
 from pathlib import Path
 
 
-def _tree_rss_bytes(root: int) -> int:
+def process_tree(root: int) -> dict[int, list[str]]:
+    """``/proc/<pid>/stat`` fields after the command name, for ``root`` and descendants."""
     children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
-    page = os.sysconf("SC_PAGE_SIZE")
+    stats: dict[int, list[str]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            statm = (entry / "statm").read_text().split()
         except OSError:
             continue
         pid = int(entry.name)
         children.setdefault(int(stat[1]), []).append(pid)  # stat[1] is the parent pid
-        rss[pid] = int(statm[1]) * page
-    total, stack = 0, [root]
+        stats[pid] = stat
+    tree, stack = {}, [root]
     while stack:
         pid = stack.pop()
-        total += rss.get(pid, 0)
+        if pid in stats:
+            tree[pid] = stats[pid]
         stack.extend(children.get(pid, []))
-    return total
+    return tree
+
+
+def _tree_rss_bytes(root: int) -> int:
+    page = os.sysconf("SC_PAGE_SIZE")
+    return sum(int(stat[21]) * page for stat in process_tree(root).values())  # rss pages
 
 
 class PeakRss:

@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.report import DOCS, report
+from benchmarks.report import DOCS, figure, report
 from benchmarks.wordcount import baseline, sparkstorm_run
 from examples.word_count import generated_sentences
 
@@ -101,31 +101,21 @@ def measure(spark: Any, sizes: list[int]) -> tuple[list[str], dict[str, list[tup
 
 def plot(points: dict[str, list[tuple[int, float]]], path: Path) -> None:
     """Throughput against size, one line per configuration, as a PNG."""
-    import matplotlib
     import matplotlib.ticker
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=110)
-    for label, series in points.items():
-        style = "--" if "PySpark" in label else ":" if "off" in label else "-"
-        ax.plot(*zip(*series, strict=True), style, marker="o", label=label)
-    ax.set_xscale("log")
-    sizes = sorted({size for series in points.values() for size, _ in series})
-    ax.set_xticks(sizes, [_thousands(size, 0) for size in sizes])
-    ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-    ax.set_yscale("log")  # the baselines run 5-20x faster: a linear axis flattens the rest
-    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_thousands))
-    ax.yaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(_thousands))
-    ax.set_xlabel("sentences (8 words each)")
-    ax.set_ylabel("tuples/s (sentences split + words counted, log)")
-    ax.set_title("Word count on Spark local[2]: throughput by size")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    title = "Word count on Spark local[2]: throughput by size"
+    xlabel, ylabel = "sentences (8 words each)", "tuples/s (sentences split + words counted, log)"
+    with figure(path, title, xlabel, ylabel) as ax:
+        for label, series in points.items():
+            style = "--" if "PySpark" in label else ":" if "off" in label else "-"
+            ax.plot(*zip(*series, strict=True), style, marker="o", label=label)
+        ax.set_xscale("log")
+        sizes = sorted({size for series in points.values() for size, _ in series})
+        ax.set_xticks(sizes, [_thousands(size, 0) for size in sizes])
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_yscale("log")  # the baselines run 5-20x faster: a linear axis flattens the rest
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(_thousands))
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.FuncFormatter(_thousands))
 
 
 def _thousands(value: float, _pos: int) -> str:

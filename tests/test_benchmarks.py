@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
+
 import pytest
 
-from benchmarks import latency, report, scaling, wordcount
+from benchmarks import cpu_budget, latency, report, scaling, wordcount
 from examples.word_count import generated_sentences
 
 
@@ -61,3 +65,20 @@ def test_results_section_is_replaced_and_the_rest_kept(tmp_path, monkeypatch):
     assert "old table" not in text
     assert text.startswith("# Title\nintro\n") and text.endswith("outro\n")
     assert "new line 1\nnew line 2" in text and text.count(report.BEGIN) == 1
+
+
+def test_cpu_budget_counts_the_children_apart_from_the_driver():
+    """A child that spins for 0.5 s shows in the workers' CPU, not in the driver's."""
+    spin = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.5: pass\n"
+    before = cpu_budget.cpu_secs()
+    child = subprocess.Popen([sys.executable, "-c", spin + "time.sleep(30)"])
+    try:
+        time.sleep(0.2)
+        deadline = time.monotonic() + 10
+        while cpu_budget.cpu_secs()["workers"] - before["workers"] < 0.45:
+            assert time.monotonic() < deadline, "the child's CPU never showed"
+            time.sleep(0.1)
+        assert cpu_budget.cpu_secs()["driver"] - before["driver"] < 0.45
+    finally:
+        child.kill()
+        child.wait()
