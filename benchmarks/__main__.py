@@ -9,7 +9,7 @@ sweep (3 sizes, 1/2/4 tasks per bolt, with the profile breakdown), the latency r
 (steady offered rates, both engines) and the acker's memory and throughput. With
 ``--save`` it writes docs/benchmarks/{wordcount,scaling,latency,acker}.txt, the plots
 docs/benchmarks/{scaling,latency}.png, and the results section of docs/benchmarks.md.
-The whole run takes about 20 minutes on a 2-core machine with the defaults.
+The whole run takes about 25 minutes on a 2-core machine with the defaults.
 """
 
 from __future__ import annotations
