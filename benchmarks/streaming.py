@@ -17,6 +17,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +36,15 @@ def write_files(sentences: list[str], folder: Path) -> None:
         path.write_text("\n".join(sentences[start : start + LINES_PER_FILE]) + "\n")
 
 
+def split_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The bolts' split over Arrow batches of sentences, for ``mapInArrow``."""
+    for batch in batches:
+        words = [w for s in batch.column(0).to_pylist() for w in split_sentence(s)]
+        yield pa.RecordBatch.from_pydict({"word": words})
+
+
 def structured_streaming(spark: Any, sentences: list[str]) -> dict[str, float]:
     """Run the streaming word count once over ``sentences``; tuples/s and micro-batches."""
-
-    def split(batches: Any) -> Any:
-        for batch in batches:
-            words = [w for s in batch.column(0).to_pylist() for w in split_sentence(s)]
-            yield pa.RecordBatch.from_pydict({"word": words})
 
     with tempfile.TemporaryDirectory(prefix="sparkstorm-ss-") as tmp:
         source, checkpoint = Path(tmp, "in"), Path(tmp, "checkpoint")
@@ -56,7 +59,7 @@ def structured_streaming(spark: Any, sentences: list[str]) -> dict[str, float]:
         query = (
             spark.readStream.option("maxFilesPerTrigger", FILES_PER_TRIGGER)
             .text(str(source))
-            .mapInArrow(split, "word string")
+            .mapInArrow(split_batches, "word string")
             .groupBy("word")
             .count()
             .writeStream.format("noop")

@@ -28,8 +28,8 @@ import pyarrow as pa
 
 from benchmarks.report import report
 from benchmarks.rss import PeakRss
-from benchmarks.streaming import structured_streaming
-from examples.word_count import build, count_word, generated_sentences, split_sentence
+from benchmarks.streaming import split_batches, structured_streaming
+from examples.word_count import build, count_word, generated_sentences
 from sparkstorm import Config, run
 
 
@@ -40,11 +40,6 @@ def baseline(spark: Any, sentences: list[str], count_in: str = "python") -> dict
     shuffles the words by word and counts them with the bolt's ``count_word`` in
     ``mapInArrow``; ``"jvm"`` counts with ``groupBy().count()`` instead.
     """
-
-    def split(batches: Any) -> Any:
-        for batch in batches:
-            words = [w for s in batch.column(0).to_pylist() for w in split_sentence(s)]
-            yield pa.RecordBatch.from_pydict({"word": words})
 
     def count(batches: Any) -> Any:
         counts: dict[str, int] = {}
@@ -59,7 +54,7 @@ def baseline(spark: Any, sentences: list[str], count_in: str = "python") -> dict
     with PeakRss() as rss:
         started = time.perf_counter()
         df = spark.createDataFrame(pa.table({"sentence": sentences})).repartition(2)
-        words_df = df.mapInArrow(split, "word string")
+        words_df = df.mapInArrow(split_batches, "word string")
         if count_in == "python":
             by_word = words_df.repartition(2, "word")
             counts = by_word.mapInArrow(count, "word string, count long").collect()
