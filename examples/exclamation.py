@@ -9,6 +9,9 @@ import random
 
 from sparkstorm import Bolt, Config, Fields, Spout, TopologyBuilder
 
+UNTIL_IDLE = True
+"""A finite job: ``sparkstorm run`` ends it once it is idle (a stream runs until stopped)."""
+
 WORDS = ["nathan", "mike", "jackson", "golda", "bertels"]
 
 

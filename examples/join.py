@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from sparkstorm import Bolt, Config, Fields, Spout, TopologyBuilder
 
+UNTIL_IDLE = True
+"""A finite job: ``sparkstorm run`` ends it once it is idle (a stream runs until stopped)."""
+
 
 class RecordSpout(Spout):
     """Emits (id, value) for ids 0..count-1, tracked by id."""

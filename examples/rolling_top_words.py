@@ -15,6 +15,9 @@ from collections import deque
 
 from sparkstorm import Bolt, Config, Fields, Spout, TopologyBuilder
 
+UNTIL_IDLE = True
+"""A finite job: ``sparkstorm run`` ends it once it is idle (a stream runs until stopped)."""
+
 WORDS = [f"word{i}" for i in range(50)]
 
 

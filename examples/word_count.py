@@ -14,6 +14,9 @@ from collections import deque
 
 from sparkstorm import BasicBolt, Bolt, Config, Fields, Spout, TopologyBuilder
 
+UNTIL_IDLE = True
+"""A finite job: ``sparkstorm run`` ends it once it is idle (a stream runs until stopped)."""
+
 SENTENCES = [
     "the cow jumped over the moon",
     "an apple a day keeps the doctor away",

@@ -8,6 +8,7 @@ from sparkstorm.errors import (
     IdleTimeoutError,
     InvalidTopologyError,
     ReportedFailedException,
+    RunAborted,
     SparkStormError,
 )
 from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollector
@@ -37,6 +38,7 @@ __all__ = [
     "OutputCollector",
     "OutputFieldsDeclarer",
     "ReportedFailedException",
+    "RunAborted",
     "RunResult",
     "SparkStormError",
     "Spout",

@@ -1,6 +1,8 @@
 """The ``sparkstorm`` command: ``sparkstorm run FILE_OR_MODULE[:ATTR] [options]``.
 
-Exit codes: 0 success, 2 bad usage or invalid topology, 1 runtime failure.
+Exit codes: 0 a clean run; 1 the run had task errors or failed trees (a summary line
+says how many and why); 2 bad usage, an invalid topology or configuration, or a user
+file that does not import (one line naming file:line); 130 interrupted (Ctrl-C, SIGTERM).
 """
 
 from __future__ import annotations
@@ -8,9 +10,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import inspect
 import json
+import math
+import os
 import sys
+import traceback
 import uuid
+from collections import Counter
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -19,12 +26,31 @@ import cloudpickle
 from rich.console import Console
 from rich.live import Live
 
-from sparkstorm.errors import InvalidTopologyError, SparkStormError
+from sparkstorm.config import SPARK_PREFIX, check_key, check_value, parse_value, resolve
+from sparkstorm.errors import InvalidTopologyError, RunAborted, SparkStormError
 from sparkstorm.topology.builder import Topology
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 class UsageError(Exception):
     """The command line or the target cannot be used; exit code 2."""
+
+
+def user_code_error(exc: BaseException, path: str | None, doing: str) -> UsageError:
+    """One line for an error raised by the user's own file: ``file:line: Type: message``.
+
+    The line is the innermost frame in ``path`` (or, without one, the innermost frame
+    of all); a syntax error names its own line.
+    """
+    if isinstance(exc, SyntaxError):
+        where = f"{exc.filename}:{exc.lineno}"
+        return UsageError(f"{where}: SyntaxError: {exc.msg} ({doing})")
+    frames = traceback.extract_tb(exc.__traceback__)
+    mine = [f for f in frames if path is None or Path(f.filename) == Path(path).resolve()]
+    chosen = mine or frames
+    where = f"{chosen[-1].filename}:{chosen[-1].lineno}: " if chosen else ""
+    return UsageError(f"{where}{type(exc).__name__}: {exc} ({doing})")
 
 
 def load_module(target: str) -> ModuleType:
@@ -46,14 +72,32 @@ def load_module(target: str) -> ModuleType:
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         sys.path.insert(0, str(path.resolve().parent))
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            raise user_code_error(exc, str(path.resolve()), f"importing {target}") from None
         cloudpickle.register_pickle_by_value(module)
         return module
+    if os.getcwd() not in sys.path:  # module form from the current directory, as python -m
+        sys.path.insert(0, os.getcwd())
     try:
-        return importlib.import_module(target)
-    except ImportError as exc:
+        module = importlib.import_module(target)
+    except ModuleNotFoundError as exc:
         msg = f"cannot import module {target!r}: {exc}"
-        raise UsageError(msg) from exc
+        raise UsageError(msg) from None
+    except Exception as exc:
+        raise user_code_error(exc, None, f"importing {target}") from None
+    cloudpickle.register_pickle_by_value(module)
+    return module
+
+
+def _takes_no_arguments(value: Any) -> bool:
+    try:
+        params = inspect.signature(value).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    free = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    return all(p.default is not p.empty or p.kind in free for p in params)
 
 
 def resolve_target(spec: str) -> tuple[Topology, dict[str, Any], ModuleType]:
@@ -71,16 +115,31 @@ def resolve_target(spec: str) -> tuple[Topology, dict[str, Any], ModuleType]:
         found = [
             n
             for n, v in vars(module).items()
-            if isinstance(v, Topology) or (callable(v) and n in ("topology", "build"))
+            if isinstance(v, Topology)
+            or (
+                inspect.isfunction(v) and v.__module__ == module.__name__ and _takes_no_arguments(v)
+            )
         ]
         msg = (
             f"{target} has no attribute {attr!r}; name a Topology or a zero-argument "
-            f"function returning (topology, conf) as {target}:NAME (candidates: {found})"
+            f"function returning (topology, conf) as {target}:NAME"
+            + (f" (candidates: {found})" if found else "")
+            + "; a script that runs its topology when imported should keep that under "
+            "if __name__ == '__main__' and define topology() for sparkstorm run"
         )
         raise UsageError(msg)
     value = getattr(module, attr)
     if callable(value) and not isinstance(value, Topology):
-        value = value()
+        if not _takes_no_arguments(value):
+            msg = f"{target}:{attr} needs arguments; name a function that takes none"
+            raise UsageError(msg)
+        try:
+            value = value()
+        except (UsageError, InvalidTopologyError):
+            raise
+        except Exception as exc:
+            path = getattr(module, "__file__", None)
+            raise user_code_error(exc, path, f"calling {target}:{attr}()") from None
     conf: dict[str, Any] = {}
     if isinstance(value, tuple) and len(value) == 2:
         value, conf = value
@@ -94,18 +153,75 @@ def resolve_target(spec: str) -> tuple[Topology, dict[str, Any], ModuleType]:
 
 
 def parse_conf(items: list[str]) -> dict[str, Any]:
-    """``KEY=VALUE`` pairs; values parse as JSON when they can, else stay strings."""
+    """``KEY=VALUE`` pairs, each value parsed to its key's type and checked.
+
+    A known key's value parses to what the key takes (``false``/``False``/``0``...);
+    another key's as JSON when it can, else it stays a string.
+    """
     conf: dict[str, Any] = {}
     for item in items:
         key, sep, raw = item.partition("=")
+        key = key.strip()
         if not sep or not key:
             msg = f"--conf takes KEY=VALUE, got {item!r}"
             raise UsageError(msg)
-        try:
-            conf[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            conf[key] = raw
+        conf[key] = parse_value(key, raw)
+        check_key(key)
+        check_value(key, conf[key], " (from --conf)")
     return conf
+
+
+def read_spark_conf(path: str) -> dict[str, str]:
+    """A ``spark-defaults.conf``-style file: ``spark.key value`` (or ``=``) per line."""
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError as exc:
+        msg = f"--spark-conf {path}: {exc.strerror or exc}"
+        raise UsageError(msg) from None
+    settings: dict[str, str] = {}
+    for number, line in enumerate(lines, 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, _, value = line.replace("=", " ", 1).partition(" ")
+        if not key.startswith(SPARK_PREFIX) or not value.strip():
+            msg = f"{path}:{number}: expected 'spark.KEY VALUE', got {line!r}"
+            raise UsageError(msg)
+        settings[key] = value.strip()
+    return settings
+
+
+def _seconds(raw: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0:
+        msg = f"expected a number of seconds > 0, got {raw!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def check_options(args: argparse.Namespace, conf: dict[str, Any]) -> None:
+    """Options that cannot work together or cannot work at all, before anything starts."""
+    spark_only = [
+        name
+        for name, given in (
+            ("--master", args.master is not None),
+            ("--spark-conf", args.spark_conf is not None),
+            ("--no-spark-ui", args.no_spark_ui),
+            ("spark.* settings", any(str(k).startswith(SPARK_PREFIX) for k in conf)),
+        )
+        if given
+    ]
+    if args.engine == "local" and spark_only:
+        msg = f"{', '.join(spark_only)}: only for --engine spark, and this run uses local"
+        raise UsageError(msg)
+    if args.stats_json:
+        folder = Path(args.stats_json).resolve().parent
+        if not folder.is_dir() or not os.access(folder, os.W_OK):
+            msg = f"--stats-json {args.stats_json}: folder {folder} is missing or read-only"
+            raise UsageError(msg)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -117,20 +233,62 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--engine", choices=["spark", "local"], default="spark")
     run.add_argument("--master", default=None, help="Spark master URL (default local[*])")
     stop = run.add_mutually_exclusive_group()
-    stop.add_argument("--duration", type=float, default=None, metavar="SECONDS")
+    stop.add_argument("--duration", type=_seconds, default=None, metavar="SECONDS")
     stop.add_argument(
         "--until-idle",
         action="store_true",
         help="stop when nothing is in flight and spouts emit nothing (default)",
     )
     run.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
+    run.add_argument(
+        "--spark-conf", default=None, metavar="FILE", help="spark-defaults.conf-style settings"
+    )
     run.add_argument("--stats-json", default=None, metavar="PATH")
     run.add_argument("--name", default=None)
-    run.add_argument("--quiet", action="store_true", help="no live table, no summary")
+    run.add_argument(
+        "--quiet", action="store_true", help="no live table: only the final summary and errors"
+    )
     run.add_argument(
         "--no-spark-ui", action="store_true", help="do not start the Spark UI (spark engine)"
     )
     return parser
+
+
+def outcome(result: Any) -> tuple[int, list[str]]:
+    """The exit code of a finished run and the summary lines that explain it.
+
+    Trees failed with ``shutdown`` are the stop itself, not a failure of the run.
+    """
+    reasons: Counter[str] = Counter()
+    for row in result.stats.values():
+        if row.get("kind") == "spout":
+            reasons.update(row.get("fail_reasons", {}))
+    shutdown = reasons.pop("shutdown", 0)
+    distinct: Counter[tuple[str, str]] = Counter()
+    for error in result.errors:
+        distinct[(error.component, error.message.splitlines()[0])] += error.count
+    lines = [
+        f"error in {component} (x{count:,}): {message}"
+        if count > 1
+        else f"error in {component}: {message}"
+        for (component, message), count in distinct.most_common(10)
+    ]
+    if len(distinct) > 10:
+        lines.append(f"... and {len(distinct) - 10} more distinct errors (see --stats-json)")
+    failed = sum(reasons.values())
+    problems = []
+    if failed:
+        why = ", ".join(f"{reason} {n:,}" for reason, n in reasons.most_common())
+        problems.append(f"{failed:,} tuple trees failed ({why})")
+    if distinct:
+        problems.append(f"{distinct.total():,} errors reported by tasks")
+    if shutdown:
+        lines.append(f"{shutdown:,} tuple trees still pending at the stop failed with shutdown")
+    if problems:
+        lines.append("run failed: " + "; ".join(problems))
+    if result.interrupted:
+        return EXIT_INTERRUPTED, lines
+    return (EXIT_FAILED if problems else EXIT_OK), lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,24 +296,47 @@ def main(argv: list[str] | None = None) -> int:
     from sparkstorm.display import stats_table
     from sparkstorm.runtime.driver import run
 
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(argv)  # bad usage: argparse exits with 2
     console = Console(stderr=False)
     try:
+        overrides = parse_conf(args.conf)
+        if args.spark_conf:
+            overrides.update(read_spark_conf(args.spark_conf))
+        check_options(args, overrides)
         topology, conf, module = resolve_target(args.target)
-        conf.update(parse_conf(args.conf))
+        conf.update(overrides)
+        check_options(args, conf)
+        resolve(conf)  # every key and value checked before anything starts
     except (UsageError, InvalidTopologyError) as exc:
         print(f"sparkstorm: error: {exc}", file=sys.stderr)
-        return 2
-    name = args.name or Path(args.target.split(":")[0]).stem
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("sparkstorm: interrupted while loading the topology", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    name = args.name or Path(args.target.split(":")[0]).stem.split(".")[-1]
+    until_idle = args.until_idle or (args.duration is None and getattr(module, "UNTIL_IDLE", False))
 
     def started(runtime: Any) -> None:
         url = getattr(runtime.engine, "ui_url", None)
-        if url and not args.quiet:
+        if url:
             console.print(f"Spark UI: {url}")
+        log_file = getattr(runtime.engine, "log_file", None)
+        if log_file:
+            console.print(f"Spark log: {log_file}")
+
+    def stopping(runtime: Any, drain_secs: float) -> None:
+        pending = runtime.pending_count()
+        if pending:
+            console.print(
+                f"stopping: waiting up to {drain_secs:g}s for {pending:,} pending tuple "
+                f"trees to complete (Ctrl-C again to abort)"
+            )
 
     options: dict[str, Any] = {
+        "on_stopping": stopping,
         "master": args.master,
         "duration": args.duration,
+        "until_idle": until_idle,
         "name": name,
         "on_start": started,
         "spark_ui": not args.no_spark_ui,
@@ -172,10 +353,16 @@ def main(argv: list[str] | None = None) -> int:
                 result = run(topology, conf, args.engine, on_progress=progress, **options)
     except InvalidTopologyError as exc:
         print(f"sparkstorm: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
+    except RunAborted as exc:
+        print(f"sparkstorm: {exc}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        print("sparkstorm: interrupted during start-up; nothing ran", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except SparkStormError as exc:
         print(f"sparkstorm: error: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_FAILED
     if args.stats_json:
         Path(args.stats_json).write_text(
             json.dumps(
@@ -191,25 +378,24 @@ def main(argv: list[str] | None = None) -> int:
                     "errors": [vars(e) for e in result.errors],
                 },
                 indent=2,
+                default=str,
             )
         )
-    if not args.quiet:
-        how = "interrupted" if result.interrupted else "finished"
-        console.print(
-            stats_table(
-                result.stats,
-                f"{name}: {how} after "
-                f"{result.elapsed_secs:.1f}s on {args.engine} "
-                f"(start-up {result.startup_secs:.1f}s, "
-                f"{result.supersteps} supersteps)",
-            )
+    code, lines = outcome(result)
+    how = "interrupted" if result.interrupted else "finished"
+    console.print(
+        stats_table(
+            result.stats,
+            f"{name}: {how} after {result.elapsed_secs:.1f}s on {args.engine} "
+            f"(start-up {result.startup_secs:.1f}s, {result.supersteps} supersteps)",
         )
-        for error in result.errors[-5:]:
-            console.print(f"[red]error[/red] in {error.component}:{error.task}: {error.message}")
-        report = getattr(module, "report", None)
-        if callable(report):
-            report(result)
-    return 0
+    )
+    report = getattr(module, "report", None)
+    if callable(report):
+        report(result)
+    for line in lines:
+        print(line, file=sys.stderr)
+    return code
 
 
 if __name__ == "__main__":

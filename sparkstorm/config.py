@@ -1,15 +1,27 @@
-"""Topology configuration: Storm's ``Config``, a dict with Storm's keys and defaults.
+"""Topology configuration: Storm's ``Config``, checked against the keys sparkstorm knows.
 
-Storm's own keys keep their names and meanings. Keys that only sparkstorm has live
-under ``sparkstorm.``; each is documented in the README's configuration table.
+``Config()`` is an empty dict with Storm's key names as constants; the engine merges it
+over :data:`DEFAULTS`. Storm's own keys keep their names and meanings; keys only
+sparkstorm has live under ``sparkstorm.``. The namespaces ``topology.``, ``storm.`` and
+``sparkstorm.`` belong to Storm and to sparkstorm, so a key there that neither knows is
+a typo and is rejected with the nearest known key; any other key (``myapp.db.url``) is
+the user's own, kept and handed to ``open``/``prepare``, as Storm allows; ``spark.*``
+keys are Spark settings and go to a Spark session the engine creates.
 """
 
 from __future__ import annotations
 
+import difflib
+import json
+import logging
+import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from sparkstorm.errors import InvalidTopologyError
+
+log = logging.getLogger(__name__)
 
 TOPOLOGY_ACKER_EXECUTORS = "topology.acker.executors"
 TOPOLOGY_MESSAGE_TIMEOUT_SECS = "topology.message.timeout.secs"
@@ -19,16 +31,132 @@ TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS = "topology.enable.message.timeouts"
 TOPOLOGY_DEBUG = "topology.debug"
 TOPOLOGY_NAME = "topology.name"
 TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE = "topology.testing.always.try.serialize"
+TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL = "topology.max.error.report.per.interval"
+TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS = "topology.error.throttle.interval.secs"
 
 SPARKSTORM_SEED = "sparkstorm.seed"
 SPARKSTORM_SPOUT_BATCH = "sparkstorm.superstep.spout.batch"
 SPARKSTORM_SUPERSTEP_TARGET_SECS = "sparkstorm.superstep.target.secs"
 SPARKSTORM_IDLE_TIMEOUT_SECS = "sparkstorm.idle.timeout.secs"
+SPARKSTORM_IDLE_GRACE_SECS = "sparkstorm.idle.grace.secs"
 SPARKSTORM_SPARK_RESIDENT = "sparkstorm.spark.resident"
 SPARKSTORM_CAPTURE = "sparkstorm.capture"
 SPARKSTORM_SPARK_PARTITIONS = "sparkstorm.spark.partitions"
 SPARKSTORM_GC_GEN0_THRESHOLD = "sparkstorm.gc.gen0.threshold"
 SPARKSTORM_SPARK_PIPELINE = "sparkstorm.spark.pipeline"
+
+RESERVED_PREFIXES = ("topology.", "storm.", "sparkstorm.")
+"""Namespaces whose keys must be known: a key there that is not is a typo."""
+SPARK_PREFIX = "spark."
+
+STORM_KEYS_WITHOUT_EFFECT = frozenset(
+    {
+        "topology.workers",
+        "topology.worker.childopts",
+        "topology.max.task.parallelism",
+        "topology.kryo.register",
+        "topology.fall.back.on.java.serialization",
+        "topology.skip.missing.kryo.registrations",
+        "topology.executor.receive.buffer.size",
+        "topology.executor.send.buffer.size",
+        "topology.transfer.buffer.size",
+        "topology.stats.sample.rate",
+        "topology.backpressure.enable",
+        "topology.environment",
+    }
+)
+"""Storm keys a Storm topology's conf often carries that mean nothing here: accepted,
+with a warning, so a Storm conf runs unchanged."""
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """What values a key takes: a check, how a command-line string parses, a description."""
+
+    check: Callable[[Any], bool]
+    parse: Callable[[str], Any]
+    text: str
+    optional: bool = False
+
+    def accepts(self, value: Any) -> bool:
+        return (self.optional and value is None) or self.check(value)
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return (isinstance(v, int | float) and not isinstance(v, bool)) and math.isfinite(v)
+
+
+_TRUE, _FALSE = ("true", "yes", "on", "1"), ("false", "no", "off", "0")
+
+
+def _parse_bool(raw: str) -> Any:
+    word = raw.strip().lower()
+    return True if word in _TRUE else False if word in _FALSE else raw
+
+
+def _parse_number(raw: str) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(raw)
+        except ValueError:
+            pass
+    return raw
+
+
+def _parse_list(raw: str) -> Any:
+    if raw.strip().startswith("["):
+        return json.loads(raw)
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def _optional(kind: _Kind) -> _Kind:
+    def parse(raw: str) -> Any:
+        return None if raw.strip().lower() in ("none", "null", "") else kind.parse(raw)
+
+    return _Kind(kind.check, parse, f"{kind.text} or None", optional=True)
+
+
+_BOOL = _Kind(lambda v: isinstance(v, bool), _parse_bool, "true or false")
+_INT = _Kind(_is_int, _parse_number, "an integer")
+_COUNT = _Kind(lambda v: _is_int(v) and v >= 0, _parse_number, "an integer >= 0")
+_POSITIVE_INT = _Kind(lambda v: _is_int(v) and v > 0, _parse_number, "an integer > 0")
+_SECONDS = _Kind(lambda v: _is_number(v) and v > 0, _parse_number, "a number of seconds > 0")
+_NAMES = _Kind(
+    lambda v: isinstance(v, list | tuple | frozenset | set) and all(isinstance(x, str) for x in v),
+    _parse_list,
+    "a list of component ids",
+)
+_TEXT = _Kind(lambda v: isinstance(v, str), str, "a string")
+
+KINDS: dict[str, _Kind] = {
+    TOPOLOGY_ACKER_EXECUTORS: _COUNT,
+    TOPOLOGY_MESSAGE_TIMEOUT_SECS: _SECONDS,
+    TOPOLOGY_MAX_SPOUT_PENDING: _optional(_POSITIVE_INT),
+    TOPOLOGY_TICK_TUPLE_FREQ_SECS: _optional(_SECONDS),
+    TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS: _BOOL,
+    TOPOLOGY_DEBUG: _BOOL,
+    TOPOLOGY_NAME: _optional(_TEXT),
+    TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE: _BOOL,
+    TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL: _POSITIVE_INT,
+    TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS: _SECONDS,
+    SPARKSTORM_SEED: _INT,
+    SPARKSTORM_SPOUT_BATCH: _optional(_POSITIVE_INT),
+    SPARKSTORM_SUPERSTEP_TARGET_SECS: _optional(_SECONDS),
+    SPARKSTORM_IDLE_TIMEOUT_SECS: _SECONDS,
+    SPARKSTORM_IDLE_GRACE_SECS: _Kind(
+        lambda v: _is_number(v) and v >= 0, _parse_number, "a number of seconds >= 0"
+    ),
+    SPARKSTORM_SPARK_RESIDENT: _BOOL,
+    SPARKSTORM_CAPTURE: _NAMES,
+    SPARKSTORM_SPARK_PARTITIONS: _optional(_POSITIVE_INT),
+    SPARKSTORM_GC_GEN0_THRESHOLD: _optional(_COUNT),
+    SPARKSTORM_SPARK_PIPELINE: _BOOL,
+}
+"""Every key sparkstorm reads, with the values it takes."""
 
 DEFAULTS: dict[str, Any] = {
     TOPOLOGY_ACKER_EXECUTORS: 1,
@@ -39,10 +167,13 @@ DEFAULTS: dict[str, Any] = {
     TOPOLOGY_DEBUG: False,
     TOPOLOGY_NAME: None,
     TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE: False,
+    TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL: 5,
+    TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS: 10,
     SPARKSTORM_SEED: 0,
     SPARKSTORM_SPOUT_BATCH: None,
     SPARKSTORM_SUPERSTEP_TARGET_SECS: None,
     SPARKSTORM_IDLE_TIMEOUT_SECS: 120,
+    SPARKSTORM_IDLE_GRACE_SECS: 0.5,
     SPARKSTORM_SPARK_RESIDENT: True,
     SPARKSTORM_CAPTURE: [],
     SPARKSTORM_SPARK_PARTITIONS: None,
@@ -55,7 +186,8 @@ DEFAULTS: dict[str, Any] = {
 class Config(dict[str, Any]):
     """Storm's topology configuration: a plain ``dict`` with Storm's keys as constants.
 
-    Passed to ``submit_topology`` / :func:`sparkstorm.run`; the engine merges it over
+    ``Config()`` starts empty. Passed to ``submit_topology`` / :func:`sparkstorm.run`;
+    the engine checks it (see the module docstring) and merges it over
     :data:`DEFAULTS`, and a component's own configuration (``add_configuration`` or
     ``get_component_configuration``) over that for the component's tasks.
 
@@ -77,10 +209,13 @@ class Config(dict[str, Any]):
     TOPOLOGY_DEBUG = TOPOLOGY_DEBUG
     TOPOLOGY_NAME = TOPOLOGY_NAME
     TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE = TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE
+    TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL = TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL
+    TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS = TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS
     SPARKSTORM_SEED = SPARKSTORM_SEED
     SPARKSTORM_SPOUT_BATCH = SPARKSTORM_SPOUT_BATCH
     SPARKSTORM_SUPERSTEP_TARGET_SECS = SPARKSTORM_SUPERSTEP_TARGET_SECS
     SPARKSTORM_IDLE_TIMEOUT_SECS = SPARKSTORM_IDLE_TIMEOUT_SECS
+    SPARKSTORM_IDLE_GRACE_SECS = SPARKSTORM_IDLE_GRACE_SECS
     SPARKSTORM_SPARK_RESIDENT = SPARKSTORM_SPARK_RESIDENT
     SPARKSTORM_CAPTURE = SPARKSTORM_CAPTURE
     SPARKSTORM_SPARK_PARTITIONS = SPARKSTORM_SPARK_PARTITIONS
@@ -100,36 +235,85 @@ class Config(dict[str, Any]):
         self[TOPOLOGY_MAX_SPOUT_PENDING] = n
 
     def set_debug(self, debug: bool) -> None:
-        """Set ``topology.debug``: log every emitted tuple."""
+        """Set ``topology.debug`` (accepted for Storm compatibility; it logs nothing yet)."""
         self[TOPOLOGY_DEBUG] = debug
 
 
-def resolve(conf: dict[str, Any] | None) -> dict[str, Any]:
-    """Return a new plain dict: :data:`DEFAULTS` overlaid with ``conf``, values checked.
+def parse_value(key: str, raw: str) -> Any:
+    """A command-line string as the value ``key`` takes.
+
+    A known key parses to its kind (``false``, ``False``, ``0`` and ``no`` are False;
+    ``none`` is None where None is allowed; a list is JSON or comma-separated); any
+    other key's value parses as JSON when it can, else stays a string.
+    """
+    kind = KINDS.get(key)
+    if kind is not None:
+        try:
+            return kind.parse(raw)
+        except ValueError:
+            return raw  # the check names the key and what it takes
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+
+
+def check_key(key: str) -> None:
+    """Reject a key in Storm's or sparkstorm's namespace that neither knows.
 
     Raises
     ------
     InvalidTopologyError
-        When a known key holds a value of the wrong kind, naming the key.
+        Naming the key and the nearest known key.
     """
-    merged = {**DEFAULTS, **(conf or {})}
-    checks: dict[str, Callable[[Any], bool]] = {
-        TOPOLOGY_ACKER_EXECUTORS: lambda v: isinstance(v, int) and v >= 0,
-        TOPOLOGY_MESSAGE_TIMEOUT_SECS: lambda v: isinstance(v, int | float) and v > 0,
-        TOPOLOGY_MAX_SPOUT_PENDING: lambda v: v is None or (isinstance(v, int) and v > 0),
-        TOPOLOGY_TICK_TUPLE_FREQ_SECS: lambda v: (
-            v is None or (isinstance(v, int | float) and v > 0)
-        ),
-        SPARKSTORM_SPOUT_BATCH: lambda v: v is None or (isinstance(v, int) and v > 0),
-        SPARKSTORM_SUPERSTEP_TARGET_SECS: lambda v: (
-            v is None or (isinstance(v, int | float) and 0 < v < float("inf"))
-        ),
-        SPARKSTORM_SEED: lambda v: isinstance(v, int),
-        SPARKSTORM_GC_GEN0_THRESHOLD: lambda v: v is None or (isinstance(v, int) and v >= 0),
+    if not isinstance(key, str):
+        msg = f"config key {key!r} is not a string; keys are names such as {TOPOLOGY_NAME!r}"
+        raise InvalidTopologyError(msg)
+    if key in KINDS or not key.startswith(RESERVED_PREFIXES):
+        return
+    if key in STORM_KEYS_WITHOUT_EFFECT:
+        log.warning("config key %r has no effect on sparkstorm; it is ignored", key)
+        return
+    near = difflib.get_close_matches(key, list(KINDS), n=1, cutoff=0.6)
+    hint = f"did you mean {near[0]!r}? " if near else ""
+    msg = (
+        f"unknown config key {key!r}: {hint}Keys under {', '.join(RESERVED_PREFIXES)} "
+        f"must be ones sparkstorm knows (docs/configuration.md); put your own settings "
+        f"under a prefix of your own, such as 'myapp.'"
+    )
+    raise InvalidTopologyError(msg)
+
+
+def check_value(key: str, value: Any, where: str = "") -> None:
+    """Reject a known key's value of the wrong kind, naming the key and what it takes."""
+    kind = KINDS.get(key)
+    if kind is not None and not kind.accepts(value):
+        msg = (
+            f"config key {key!r}{where} has the invalid value {value!r}: it takes "
+            f"{kind.text} (default: {DEFAULTS[key]!r})"
+        )
+        raise InvalidTopologyError(msg)
+
+
+def resolve(conf: dict[str, Any] | None) -> dict[str, Any]:
+    """Return a new plain dict: :data:`DEFAULTS` overlaid with ``conf``, keys and values checked.
+
+    Raises
+    ------
+    InvalidTopologyError
+        For a key in a reserved namespace that sparkstorm does not know, or a known key
+        with a value of the wrong kind; the message names the key.
+    """
+    for key, value in (conf or {}).items():
+        check_key(key)
+        check_value(key, value)
+    return {**DEFAULTS, **(conf or {})}
+
+
+def spark_settings(conf: dict[str, Any]) -> dict[str, str]:
+    """The ``spark.*`` keys of ``conf``, as strings for a SparkSession builder."""
+    return {
+        key: str(value).lower() if isinstance(value, bool) else str(value)
+        for key, value in conf.items()
+        if isinstance(key, str) and key.startswith(SPARK_PREFIX)
     }
-    for key, ok in checks.items():
-        value = merged[key]
-        if isinstance(value, bool) or not ok(value):
-            msg = f"config key {key!r} has the invalid value {value!r} (default: {DEFAULTS[key]!r})"
-            raise InvalidTopologyError(msg)
-    return merged

@@ -15,6 +15,7 @@ from rich.table import Table
 SPOUT_COLUMNS = [
     ("emitted", "Emitted"),
     ("transferred", "Xferred"),
+    ("pending", "Pending"),
     ("acked", "Acked"),
     ("failed", "Failed"),
     ("complete_latency_ms", "Cmpl ms"),
@@ -33,8 +34,18 @@ BOLT_COLUMNS = [
 STATE_COLUMNS = [("state_bytes", "State B"), ("snapshot_bytes_per_superstep", "Snap B/step")]
 """Shown when some bolt's state is snapshotted (the Spark engine's, between supersteps)."""
 
+MEAN_OVER = {
+    "complete_latency_ms": "acked",
+    "complete_latency_p99_ms": "acked",
+    "execute_latency_ms": "executed",
+    "process_latency_ms": "acked",
+}
+"""A mean is shown as ``-`` until the count it is taken over is above 0."""
+
 
 def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
     if isinstance(value, float):
         return f"{value:.3f}" if value < 10 else f"{value:,.0f}"
     return f"{value:,}"
@@ -55,7 +66,10 @@ def _table(
     if reasons:
         table.add_column("Fail reasons")
     for component, row in rows:
-        cells = [_cell(row.get(key, 0)) for key, _ in columns]
+        cells = [
+            _cell(None if key in MEAN_OVER and not row.get(MEAN_OVER[key]) else row.get(key))
+            for key, _ in columns
+        ]
         if reasons:
             cells.append(", ".join(f"{k} {v:,}" for k, v in sorted(row["fail_reasons"].items())))
         table.add_row(component, *cells)

@@ -45,6 +45,24 @@ class IdleTimeoutError(SparkStormError, TimeoutError):
     """
 
 
+class RunAborted(SparkStormError):
+    """A second Ctrl-C or SIGTERM cut a graceful stop short.
+
+    ``pending`` tracked messages were left without an outcome: their spouts' ``ack`` or
+    ``fail`` was never called (a broker that tracks deliveries, as RabbitMQ does,
+    delivers them again).
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(self, pending: int) -> None:
+        super().__init__(
+            f"aborted by a second interrupt: {pending:,} tracked messages were left without "
+            f"an outcome (a source that tracks deliveries, such as RabbitMQ, delivers them again)"
+        )
+        self.pending = pending
+
+
 class FailedException(SparkStormError):
     """Raised from :meth:`BasicBolt.execute` to fail the current input tuple.
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from sparkstorm import Bolt, Config, Fields, Spout, TopologyBuilder
 
 
@@ -67,3 +69,90 @@ def bad_field():
 
 
 NOT_A_TOPOLOGY = 42
+
+
+class Finite(Spout):
+    """Emits 0..n-1 once each, tracked."""
+
+    def __init__(self, n=20):
+        self.n = n
+
+    def open(self, conf, context, collector):
+        self.collector = collector
+        self.next = 0
+
+    def next_tuple(self):
+        if self.next < self.n:
+            self.collector.emit([self.next], msg_id=self.next)
+            self.next += 1
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("n"))
+
+
+class Boom(Bolt):
+    """Raises on every tuple."""
+
+    def execute(self, tup):
+        raise ValueError("no good")
+
+
+class AckOnTick(Bolt):
+    """Buffers its inputs and acks them all on each tick, as a batching sink does."""
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+        self.buffer = []
+
+    def execute(self, tup):
+        if tup.is_tick():
+            for held in self.buffer:
+                self.collector.ack(held)
+            self.buffer.clear()
+            self.collector.ack(tup)
+        else:
+            self.buffer.append(tup)
+
+
+def failing():
+    builder = TopologyBuilder()
+    builder.set_spout("finite", Finite())
+    builder.set_bolt("boom", Boom()).shuffle_grouping("finite")
+    return builder.create_topology()
+
+
+def buffered():
+    builder = TopologyBuilder()
+    builder.set_spout("counter", Counter())
+    builder.set_bolt("sink", AckOnTick()).shuffle_grouping("counter").add_configuration(
+        Config.TOPOLOGY_TICK_TUPLE_FREQ_SECS, 1
+    )
+    conf = Config()
+    conf.set_max_spout_pending(20)
+    return builder.create_topology(), conf
+
+
+class BlockAfterTen(Spout):
+    """Emits ten tracked tuples, then blocks in next_tuple, as a careless broker poll does."""
+
+    def open(self, conf, context, collector):
+        self.collector = collector
+        self.n = 0
+
+    def next_tuple(self):
+        if self.n == 10:
+            time.sleep(600)
+        self.collector.emit([self.n], msg_id=self.n)
+        self.n += 1
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("n"))
+
+
+def blocking():
+    builder = TopologyBuilder()
+    builder.set_spout("blocker", BlockAfterTen())
+    builder.set_bolt("hold", HoldOdd()).shuffle_grouping("blocker")
+    conf = Config()
+    conf.set_message_timeout_secs(2)
+    return builder.create_topology(), conf

@@ -55,7 +55,9 @@ def test_main_command_runs_on_spark_with_its_ui_and_no_superstep_warnings():
     assert "Spark UI: http://" in proc.stdout
     output = proc.stdout + proc.stderr
     assert "locally checkpointed" not in output  # Spark warned once per superstep
-    assert "WARN MapPartitionsRDD" not in output
+    assert " WARN " not in output  # Spark's log goes to its file, named at start
+    log_file = Path(proc.stdout.split("Spark log: ")[1].split()[0])
+    assert " WARN " in log_file.read_text()
 
 
 def test_no_spark_ui_turns_it_off():
@@ -96,37 +98,121 @@ def test_invalid_topology_exits_2_naming_the_culprit(attr, expected):
     assert expected in proc.stderr
 
 
-def test_ctrl_c_drains_fails_pending_with_shutdown_and_prints_the_summary(tmp_path):
-    stats = tmp_path / "stats.json"
+def start(*args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "sparkstorm.cli",
-            "run",
-            f"{TOPOLOGIES}:endless",
-            "--engine",
-            "local",
-            "--stats-json",
-            str(stats),
-        ],
+    return subprocess.Popen(
+        [sys.executable, "-m", "sparkstorm.cli", "run", *args],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def test_a_second_ctrl_c_aborts_the_drain_and_says_what_was_left(tmp_path):
+    # message timeout 600 s: the graceful stop would wait for the held trees that long
+    proc = start(f"{TOPOLOGIES}:endless", "--engine", "local")
     time.sleep(3)
     proc.send_signal(signal.SIGINT)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err
+    assert proc.returncode == 130, err
+    assert "stopping: waiting up to 600s for" in out
+    assert "aborted by a second interrupt:" in err
+    assert "tracked messages were left without an outcome" in err
+    assert "Traceback" not in err
+
+
+def test_sigterm_stops_gracefully_letting_a_buffering_bolt_ack_on_its_ticks(tmp_path):
+    stats = tmp_path / "stats.json"
+    proc = start(f"{TOPOLOGIES}:buffered", "--engine", "local", "--stats-json", str(stats))
+    time.sleep(3)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
     assert "interrupted" in out
     spout = json.loads(stats.read_text())["components"]["counter"]
-    assert spout["acked"] > 0
-    assert spout["fail_reasons"] == {"shutdown": spout["failed"]} and spout["failed"] > 0
-    # every tracked message got exactly one outcome
-    assert spout["acked"] + spout["failed"] == spout["emitted"]
+    # the held trees were acked by the bolt's next tick, not failed with shutdown
+    assert spout["acked"] == spout["emitted"] > 0 and spout["failed"] == 0
+
+
+def test_a_blocking_next_tuple_is_reported_and_the_first_ctrl_c_acts(tmp_path):
+    stats = tmp_path / "stats.json"
+    proc = start(f"{TOPOLOGIES}:blocking", "--engine", "local", "--stats-json", str(stats))
+    time.sleep(9)  # start-up, then the watchdog's 5 s
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert time.monotonic() - started < 10  # the drain waits the 2 s message timeout at most
+    assert proc.returncode == 130, err
+    assert "next_tuple() of spout 'blocker' task" in err
+    assert "has not returned for 5 s: it must not block" in err
+    spout = json.loads(stats.read_text())["components"]["blocker"]
+    assert spout["emitted"] == 10 and spout["acked"] + spout["failed"] == 10
+
+
+def test_a_run_whose_trees_fail_exits_1_with_a_counted_summary():
+    proc = sparkstorm("run", f"{TOPOLOGIES}:failing", "--engine", "local", "--until-idle")
+    assert proc.returncode == 1, proc.stderr
+    assert "run failed: 20 tuple trees failed (error 20); 20 errors reported by tasks" in (
+        proc.stderr
+    )
+    assert "error in boom (x20): ValueError: no good" in proc.stderr
+    assert proc.stderr.count("Traceback") <= 1  # logged once, then counted
+
+
+def test_a_broken_user_file_exits_2_with_one_line_naming_file_and_line(tmp_path):
+    broken = tmp_path / "broken.py"
+    broken.write_text("from sparkstorm import TopologyBuilder\n\ndef topology(:\n")
+    proc = sparkstorm("run", str(broken), "--engine", "local")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        f"sparkstorm: error: {broken}:3: SyntaxError: invalid syntax (importing {broken})"
+    )
+    broken.write_text("import os\n\nos.environ['NOPE_NOT_SET']\n")
+    proc = sparkstorm("run", str(broken), "--engine", "local")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"{broken}:3: KeyError: 'NOPE_NOT_SET'" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--conf", "topology.acker.executor=2"],
+            "did you mean 'topology.acker.executors'?",
+        ),
+        (["--conf", "topology.enable.message.timeouts=maybe"], "takes true or false"),
+        (["--conf", "sparkstorm.capture=exclaim9"], "names ['exclaim9'], which the topology"),
+        (["--master", "local[2]"], "--master: only for --engine spark"),
+        (["--conf", "spark.ui.enabled=true"], "spark.* settings: only for --engine spark"),
+        (["--duration", "-5"], "expected a number of seconds > 0, got '-5'"),
+        (["--duration", "nan"], "expected a number of seconds > 0, got 'nan'"),
+        (["--stats-json", "/no/such/folder/stats.json"], "folder /no/such/folder is missing"),
+    ],
+)
+def test_bad_options_exit_2_before_anything_runs(args, message):
+    proc = sparkstorm("run", "examples/exclamation.py", "--engine", "local", *args)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_module_form_runs_from_the_current_directory():
+    proc = sparkstorm("run", "examples.exclamation", "--engine", "local", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert "words acked: 1,000  failed: 0" in proc.stdout
+
+
+def test_an_unreachable_master_fails_in_seconds_with_one_line():
+    started = time.monotonic()
+    proc = sparkstorm("run", "examples/exclamation.py", "--master", "spark://127.0.0.1:9")
+    assert proc.returncode == 1
+    assert time.monotonic() - started < 30
+    assert proc.stderr.strip().startswith("sparkstorm: error: cannot reach the Spark master")
+    assert len(proc.stderr.strip().splitlines()) == 1
 
 
 def test_duration_stops_the_run_and_fails_pending_with_shutdown():
@@ -134,8 +220,9 @@ def test_duration_stops_the_run_and_fails_pending_with_shutdown():
     from tests.cli_topologies import endless
 
     topology, conf = endless()
-    result = run(topology, conf, engine="local", duration=1.0)
+    conf.set_message_timeout_secs(3)  # the drain waits for the held trees this long
+    result = run(topology, conf, engine="local", duration=0.5)
     spout = result.stats["counter"]
-    assert not result.interrupted and 1.0 <= result.elapsed_secs < 30
+    assert not result.interrupted and 3.5 <= result.elapsed_secs < 30
     assert spout["acked"] > 0 and spout["fail_reasons"] == {"shutdown": spout["failed"]}
     assert spout["acked"] + spout["failed"] == spout["emitted"]

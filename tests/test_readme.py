@@ -12,3 +12,14 @@ def test_readme_example_runs():
     exec(compile(block.replace('engine="spark"', 'engine="local"'), "README", "exec"), namespace)
     assert namespace["result"].stats["sentences"]["acked"] == 500
     assert namespace["result"].stats["sentences"]["failed"] == 0
+    testing = re.search(r"## Testing your topology\n\n.*?```python\n(.*?)```", readme, re.S)
+    exec(compile(testing.group(1), "README", "exec"), namespace)  # uses Split from above
+    namespace["test_every_sentence_is_fully_processed"]()
+
+
+def test_testing_guide_example_runs():
+    guide = (Path(__file__).parent.parent / "docs" / "testing.md").read_text()
+    block = re.search(r"```python\n(.*?)```", guide, re.S).group(1)
+    namespace = {}
+    exec(compile(block, "docs/testing.md", "exec"), namespace)
+    namespace["test_split_acks_every_sentence"]()

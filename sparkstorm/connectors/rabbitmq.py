@@ -27,7 +27,7 @@ from typing import Any
 import pika
 import pika.exceptions
 
-from sparkstorm._types import FailReason
+from sparkstorm._types import SHUTDOWN, FailReason
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
 from sparkstorm.topology.components import Spout
 from sparkstorm.topology.context import TopologyContext
@@ -170,13 +170,17 @@ class RabbitMQSpout(Spout):
             self._lost(exc)
 
     def fail(self, msg_id: Any, reason: FailReason | None = None) -> None:
-        """Return the message to the queue, or dead-letter it after ``max_retries``."""
+        """Return the message to the queue, or dead-letter it after ``max_retries``.
+
+        A ``shutdown`` failure (the topology stopped before the tree completed) is not
+        an attempt: the message goes back to the queue as it was, uncounted.
+        """
         generation, tag = msg_id
         entry = self.in_flight.pop(tag, None) if generation == self.generation else None
         if entry is None:
             return
         try:
-            if self.max_retries is None:
+            if self.max_retries is None or (reason is not None and reason.kind == SHUTDOWN.kind):
                 self.channel.basic_nack(tag, requeue=True)
                 return
             properties, body = entry

@@ -34,6 +34,8 @@ class LocalEngine:
         self._ackers: frozenset[int] = frozenset()
         self._in_flight: list[Row] = []
         self._capture: frozenset[str] = frozenset()
+        self.running: BoltTask | None = None
+        """The task whose superstep runs now, for the watchdog."""
 
     def start(self, plan: Plan, seed: int, capture: frozenset[str]) -> None:
         """Create one resident task per bolt and acker task, and prepare it."""
@@ -62,6 +64,7 @@ class LocalEngine:
         delivered = time.perf_counter()
         for task_id in sorted(inbox):
             task = self._tasks[task_id]
+            self.running = task
             out = outcomes if task_id in self._ackers else emitted
             task.run(
                 inbox[task_id],
@@ -73,6 +76,7 @@ class LocalEngine:
             if task.collector.errors:
                 errors.extend(task.collector.errors)
                 task.collector.errors.clear()
+        self.running = None
         if self._codec is not None:
             self._codec.envelopes(chain(rows, emitted), 0, KIND_TUPLES, new_columns())
         self._in_flight = emitted

@@ -29,6 +29,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections import OrderedDict
@@ -36,6 +37,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial, reduce
 from operator import itemgetter
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import cloudpickle
@@ -47,6 +49,7 @@ from sparkstorm.config import (
     SPARKSTORM_SPARK_PIPELINE,
     SPARKSTORM_SPARK_RESIDENT,
     TOPOLOGY_NAME,
+    spark_settings,
 )
 from sparkstorm.engines.base import Captured, StepResult
 from sparkstorm.engines.rows import (
@@ -117,7 +120,9 @@ def create_session(
     run this interpreter unless ``PYSPARK_PYTHON`` says otherwise.
     """
     check_java()
+    check_master(master)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     builder = (
@@ -129,11 +134,69 @@ def create_session(
     )
     if ui:
         builder = builder.config("spark.ui.port", str(_free_port()))
-    for key, value in (conf or {}).items():
+    settings = dict(conf or {})
+    log_file = None
+    if SparkContext._active_spark_context is None:  # the JVM starts here: its log goes to a file
+        log_file = _log_file()
+        java_options = f"-Dlog4j2.configurationFile={_log_config(log_file)}"
+        given = settings.get("spark.driver.extraJavaOptions")
+        settings["spark.driver.extraJavaOptions"] = " ".join(filter(None, [given, java_options]))
+    for key, value in settings.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
+    session.sparkstorm_log_file = log_file  # type: ignore[attr-defined]
     quiet_superstep_warnings(session)
     return session
+
+
+def _log_file() -> Path:
+    folder = Path(tempfile.gettempdir()) / "sparkstorm"
+    folder.mkdir(exist_ok=True)
+    return folder / f"spark-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+
+
+def _log_config(log_file: Path) -> Path:
+    """A log4j2 configuration that sends Spark's log (WARN and up) to ``log_file`` only.
+
+    Spark's default writes to the terminal, where its per-superstep WARN lines would land
+    inside the live statistics table; the file keeps them for whoever needs them.
+    """
+    config = log_file.with_suffix(".log4j2.properties")
+    config.write_text(
+        "rootLogger.level = warn\n"
+        "rootLogger.appenderRef.file.ref = file\n"
+        "appender.file.type = File\n"
+        "appender.file.name = file\n"
+        f"appender.file.fileName = {log_file}\n"
+        "appender.file.layout.type = PatternLayout\n"
+        "appender.file.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex\n"
+    )
+    return config
+
+
+MASTER_PROBE_SECS = 5.0
+
+
+def check_master(master: str) -> None:
+    """Fail in seconds, in one line, when a standalone master cannot be reached.
+
+    Spark itself retries a ``spark://`` master for over a minute and prints a stack of
+    Java frames per attempt; a TCP connect to each listed host says the same at once.
+    """
+    if not master.startswith("spark://"):
+        return
+    for address in master.removeprefix("spark://").split(","):
+        host, _, port = address.rpartition(":")
+        try:
+            socket.create_connection((host, int(port)), timeout=MASTER_PROBE_SECS).close()
+            return
+        except (OSError, ValueError) as exc:
+            problem = exc
+    msg = (
+        f"cannot reach the Spark master {master} ({problem}); start it, or pass "
+        f"--master local[*] to run on this machine"
+    )
+    raise SparkStormError(msg)
 
 
 def _free_port() -> int:
@@ -355,7 +418,16 @@ class SparkEngine:
 
     def start(self, plan: Plan, seed: int, capture: frozenset[str]) -> None:
         """Create or take the session and ship the plan to the executors."""
-        self.spark = self._given or create_session(self._master or "local[*]", ui=self._ui)
+        settings = spark_settings(plan.conf)
+        if self._given is not None and settings:
+            log.warning(
+                "the topology's spark.* settings %s are ignored: the engine was given a "
+                "running SparkSession; set them where that session is built",
+                sorted(settings),
+            )
+        self.spark = self._given or create_session(
+            self._master or "local[*]", settings, ui=self._ui
+        )
         self.topology_name = plan.conf.get(TOPOLOGY_NAME) or "topology"
         # Adaptive execution would run each superstep's shuffle as jobs of its own and
         # re-plan in between; a superstep is one small, fixed-shape job. The session's
@@ -569,6 +641,12 @@ class SparkEngine:
         """The Spark UI's address, when it runs."""
         url: str | None = self.spark.sparkContext.uiWebUrl
         return url
+
+    @property
+    def log_file(self) -> Path | None:
+        """Where Spark's own log goes, when this engine started Spark's JVM."""
+        path: Path | None = getattr(self.spark, "sparkstorm_log_file", None)
+        return path
 
     def stop(self) -> list[ReportedError]:
         """Call ``cleanup`` on every task where its state lives; drop the rows in flight."""

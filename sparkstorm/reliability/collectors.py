@@ -19,13 +19,17 @@ import logging
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from sparkstorm._types import FailReason
+from sparkstorm.config import (
+    TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS,
+    TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL,
+)
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.reliability.pending_trees import group_by_root
 from sparkstorm.reliability.streams import (
@@ -50,12 +54,18 @@ Row = tuple[int, Tuple]
 
 @dataclass(frozen=True)
 class ReportedError:
-    """An error a task reported or raised, with where and when (Storm UI's "Last error")."""
+    """An error a task reported or raised, with where and when (Storm UI's "Last error").
+
+    ``count`` is how many times it happened: repeats beyond Storm's throttle
+    (``topology.max.error.report.per.interval`` per
+    ``topology.error.throttle.interval.secs``, per task) are counted, not kept.
+    """
 
     component: str
     task: int
     time: float
     message: str
+    count: int = 1
 
 
 class _Emitter:
@@ -75,6 +85,11 @@ class _Emitter:
         self._counter = task_id
         self._captured: list[tuple[str, str, list[Any]]] | None = None
         self.errors: list[ReportedError] = []
+        conf = plan.conf
+        self._throttle = _ErrorThrottle(
+            conf.get(TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL, 5),
+            conf.get(TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS, 10),
+        )
         self.emitted = 0
         self.transferred = 0
 
@@ -160,16 +175,54 @@ class _Emitter:
                 self._emit_system(task, stream, fields, [roots[mine], ack_vals[mine], *extra])
 
     def report_error(self, error: BaseException) -> None:
-        """Record an error for this task (shown in statistics and logs); processing goes on."""
+        """Record an error for this task (shown in statistics and logs); processing goes on.
+
+        As Storm throttles error reports, a task logs at most
+        ``topology.max.error.report.per.interval`` errors per interval, each distinct
+        one with its traceback the first time only; the rest are counted.
+        """
         text = "".join(traceback.format_exception_only(type(error), error)).strip()
+        verdict = self._throttle.admit(text, self._now)
+        if verdict is _ErrorThrottle.COUNT:
+            for i in range(len(self.errors) - 1, -1, -1):
+                if self.errors[i].message == text:
+                    self.errors[i] = replace(self.errors[i], count=self.errors[i].count + 1)
+                    return
         self.errors.append(ReportedError(self._component_id, self._task_id, self._now, text))
+        if verdict is _ErrorThrottle.COUNT:
+            return
+        first = verdict is _ErrorThrottle.LOG_FIRST and error.__traceback__ is not None
         log.error(
             "error in %s:%s: %s",
             self._component_id,
             self._task_id,
             text,
-            exc_info=error if error.__traceback__ else None,
+            exc_info=error if first else None,
         )
+
+
+class _ErrorThrottle:
+    """Storm's error throttle for one task: ``limit`` logged errors per ``interval`` s."""
+
+    LOG_FIRST, LOG, COUNT = "log first", "log", "count"
+
+    def __init__(self, limit: int, interval: float) -> None:
+        self.limit, self.interval = limit, interval
+        self._window, self._logged = -1, 0
+        self._seen: set[str] = set()
+
+    def admit(self, text: str, now: float) -> str:
+        """Whether to log ``text`` (the first time with its traceback) or only count it."""
+        window = int(now // self.interval)
+        if window != self._window:
+            self._window, self._logged = window, 0
+        if self._logged >= self.limit:
+            return self.COUNT
+        self._logged += 1
+        if text in self._seen:
+            return self.LOG
+        self._seen.add(text)
+        return self.LOG_FIRST
 
 
 class OutputCollector(_Emitter):

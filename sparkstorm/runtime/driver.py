@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -10,11 +11,13 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
-from sparkstorm.config import TOPOLOGY_MESSAGE_TIMEOUT_SECS
+from sparkstorm.config import SPARKSTORM_IDLE_GRACE_SECS, TOPOLOGY_MESSAGE_TIMEOUT_SECS
 from sparkstorm.engines import make_engine
+from sparkstorm.errors import RunAborted
 from sparkstorm.reliability.collectors import ReportedError
 from sparkstorm.runtime.clock import WallClock
 from sparkstorm.runtime.superstep import TopologyRuntime
+from sparkstorm.runtime.watchdog import Watchdog
 from sparkstorm.topology.builder import Topology
 
 
@@ -52,18 +55,24 @@ def run(
     on_progress: Callable[[TopologyRuntime], None] | None = None,
     progress_secs: float = 1.0,
     on_start: Callable[[TopologyRuntime], None] | None = None,
+    on_stopping: Callable[[TopologyRuntime, float], None] | None = None,
     spark_ui: bool = True,
 ) -> RunResult:
     """Run ``topology`` on ``engine`` and return its statistics when it stops.
 
-    It stops when it is idle (``until_idle``, the default without ``duration``: nothing in
-    flight, spouts emit nothing, and every tracked message has had its outcome), after
-    ``duration`` seconds, or on Ctrl-C: spouts stop being asked for tuples, in-flight
-    trees get up to the message timeout to finish, what is still pending fails back to
-    its spout with reason ``shutdown``, and spouts are closed. Called on the driver;
-    Ctrl-C is handled when called from the main thread. ``on_start`` is called once the
-    engine runs (the Spark UI's address is ``runtime.engine.ui_url`` then);
-    ``spark_ui=False`` turns the UI off for a session created here.
+    It stops when it is idle (``until_idle``, the default without ``duration``: nothing
+    in flight, every tracked message has had its outcome, and the spouts emitted nothing
+    for ``sparkstorm.idle.grace.secs``, so a spout between two broker deliveries is not
+    idle), after ``duration`` seconds of topology time, or on Ctrl-C or SIGTERM. A stop
+    is graceful: spouts stop being asked for tuples; bolts keep getting their tuples and
+    ticks until every pending tree completes or the message timeout passes; what is
+    still pending then fails back to its spout with reason ``shutdown``; spouts are
+    closed. A second Ctrl-C or SIGTERM raises :class:`RunAborted` at once. Signals are
+    handled when called from the main thread. Topology time, and ``duration``, start
+    once the engine runs (``RunResult.startup_secs`` is the start-up); ``on_start`` is
+    called then (the Spark UI's address is ``runtime.engine.ui_url``). ``on_stopping``
+    is called with the runtime and the longest the drain may take when a signal starts
+    a graceful stop. ``spark_ui=False`` turns the UI off for a session created here.
 
     .. versionadded:: 0.1.0
     """
@@ -76,23 +85,32 @@ def run(
     if on_start is not None:
         on_start(runtime)
     stop = threading.Event()
-    previous = _install_sigint(stop)
-    next_report = time.monotonic() + progress_secs
+    watchdog = Watchdog(runtime.calling)
+    previous = _install_stop_handlers(stop, watchdog)
+    drain = runtime.conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS]
     try:
-        while not stop.is_set():
-            runtime.step()
-            if until_idle and runtime.idle() and not runtime.pending_count():
-                break  # nothing in flight and every tracked message has its outcome
-            if duration is not None and runtime.now() >= duration:
-                break
-            if on_progress is not None and time.monotonic() >= next_report:
-                on_progress(runtime)
-                next_report = time.monotonic() + progress_secs
-            if runtime.idle():
-                time.sleep(0.005)  # nothing in flight and nothing to emit: do not spin
+        with watchdog:
+            _loop(runtime, stop, until_idle, duration, on_progress, progress_secs)
+    except _Interrupted as exc:  # the first signal came while a user call blocked
+        message = f"the stop interrupted {exc.call}, which had blocked"
+        runtime.errors.append(ReportedError("__system", -1, runtime.now(), message))
+    except KeyboardInterrupt:  # a second signal before the loop saw the first
+        _restore_handlers(previous)
+        raise RunAborted(runtime.pending_count()) from None
+    except BaseException:  # a user error: stop what runs, then let it through
+        try:
+            runtime.kill(drain_secs=drain)
+        finally:
+            _restore_handlers(previous)
+        raise
+    if stop.is_set() and on_stopping is not None:
+        on_stopping(runtime, drain)
+    try:
+        runtime.kill(sys.maxsize, drain, wait_pending=True)
+    except KeyboardInterrupt:  # a second signal during the drain: stop now, say what is left
+        raise RunAborted(runtime.pending_count()) from None
     finally:
-        _restore_sigint(previous)
-        runtime.kill(drain_secs=runtime.conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS])
+        _restore_handlers(previous)
     return RunResult(
         name,
         engine,
@@ -107,17 +125,65 @@ def run(
     )
 
 
-def _install_sigint(stop: threading.Event) -> Any:
+def _loop(
+    runtime: TopologyRuntime,
+    stop: threading.Event,
+    until_idle: bool,
+    duration: float | None,
+    on_progress: Callable[[TopologyRuntime], None] | None,
+    progress_secs: float,
+) -> None:
+    """Run supersteps until a stop: a signal, ``duration``, or idle for the grace period."""
+    next_report = time.monotonic() + progress_secs
+    grace = runtime.conf[SPARKSTORM_IDLE_GRACE_SECS]
+    quiet_since: float | None = None
+    while not stop.is_set():
+        runtime.step()
+        if until_idle and runtime.idle() and not runtime.pending_count():
+            quiet_since = runtime.now() if quiet_since is None else quiet_since
+            if runtime.now() - quiet_since >= grace:
+                break  # nothing in flight, nothing pending, the spouts quiet
+        else:
+            quiet_since = None
+        if duration is not None and runtime.now() >= duration:
+            break
+        if on_progress is not None and time.monotonic() >= next_report:
+            on_progress(runtime)
+            next_report = time.monotonic() + progress_secs
+        if runtime.idle():
+            time.sleep(0.005)  # nothing in flight and nothing to emit: do not spin
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class _Interrupted(BaseException):
+    """Raised by the first stop signal inside a user call the watchdog found blocked."""
+
+    def __init__(self, call: str) -> None:
+        super().__init__(call)
+        self.call = call
+
+
+def _install_stop_handlers(stop: threading.Event, watchdog: Watchdog) -> dict[int, Any] | None:
+    """Ctrl-C or SIGTERM sets ``stop``; a second one raises ``KeyboardInterrupt``.
+
+    The first acts at once even when a user call blocks: the watchdog knows it does,
+    and the call is interrupted (the graceful stop then goes on without it).
+    """
     if threading.current_thread() is not threading.main_thread():
         return None
 
     def handler(signum: int, frame: FrameType | None) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
         stop.set()
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # a second Ctrl-C aborts
+        if watchdog.blocked is not None:
+            raise _Interrupted(watchdog.blocked)
 
-    return signal.signal(signal.SIGINT, handler)
+    return {signum: signal.signal(signum, handler) for signum in STOP_SIGNALS}
 
 
-def _restore_sigint(previous: Any) -> None:
-    if previous is not None:
-        signal.signal(signal.SIGINT, previous)
+def _restore_handlers(previous: dict[int, Any] | None) -> None:
+    for signum, handler in (previous or {}).items():
+        signal.signal(signum, handler)

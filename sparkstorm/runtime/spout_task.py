@@ -66,6 +66,8 @@ class SpoutTask:
         self.outbox: list[Row] = []
         self.saturated = False
         """Whether the last ``next_batch`` used every call it was given, emitting on each."""
+        self.calling: str | None = None
+        """The spout method running now, for the watchdog (None between calls)."""
         self.begin(-1, 0.0)  # ids for emits made before the first superstep (in open)
 
     # -- called by the collector -------------------------------------------------------
@@ -91,6 +93,8 @@ class SpoutTask:
     def drain(self) -> list[Row]:
         """What the spout emitted since the last drain, with its acker inits."""
         self.collector._flush_inits()
+        self.stats.emitted = self.collector.emitted  # also after an interrupted next_batch
+        self.stats.transferred = self.collector.transferred
         rows, self.outbox = self.outbox, []
         self.collector._out = self.outbox
         return rows
@@ -105,6 +109,7 @@ class SpoutTask:
         start, pending, limit = collector.emitted, self.pending, self.max_pending
         next_tuple = self.spout.next_tuple
         self.saturated = False
+        self.calling = "next_tuple"
         for _ in range(max_calls):
             if limit is not None and len(pending) >= limit:
                 break
@@ -118,6 +123,7 @@ class SpoutTask:
                 break
         else:
             self.saturated = max_calls > 0
+        self.calling = None
         self.stats.emitted, self.stats.transferred = collector.emitted, collector.transferred
         return collector.emitted - start
 
@@ -185,9 +191,12 @@ class SpoutTask:
 
     def _guard(self, method: Any, *args: Any) -> bool:
         """Call a spout method; report an exception with component and task, return False."""
+        calling, self.calling = self.calling, method.__name__
         try:
             method(*args)
         except Exception as exc:
             self.collector.report_error(exc)
             return False
+        finally:
+            self.calling = calling
         return True

@@ -27,9 +27,12 @@ from sparkstorm.config import (
     TOPOLOGY_MESSAGE_TIMEOUT_SECS,
     TOPOLOGY_NAME,
     TOPOLOGY_TICK_TUPLE_FREQ_SECS,
+    check_key,
+    check_value,
     resolve,
 )
 from sparkstorm.engines.base import Engine, StepResult
+from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.reliability.collectors import ReportedError, Row
 from sparkstorm.runtime.batch_sizing import SpoutBatchSizer
 from sparkstorm.runtime.clock import Clock, WallClock
@@ -44,13 +47,40 @@ from sparkstorm.topology.tuple import tick_tuple
 log = logging.getLogger(__name__)
 
 
+def _check_component_confs(plan: Plan) -> None:
+    """Check each component's own configuration as the topology's is checked."""
+    for component_id, spec in plan.components.items():
+        for key, value in spec.conf.items():
+            check_key(key)
+            check_value(key, value, f" of component {component_id!r}")
+
+
+def _captured_components(plan: Plan, names: Any) -> frozenset[str]:
+    """``sparkstorm.capture`` as component ids, each checked to exist."""
+    unknown = sorted(set(names or ()) - set(plan.components))
+    if unknown:
+        msg = (
+            f"config key {SPARKSTORM_CAPTURE!r} names {unknown}, which the topology does "
+            f"not have (components: {sorted(plan.components)})"
+        )
+        raise InvalidTopologyError(msg)
+    return frozenset(names or ())
+
+
 @dataclass
 class _Ticker:
-    """Something that ticks every ``freq`` seconds of topology time: spouts or bolt tasks."""
+    """Something that ticks every ``freq`` seconds of topology time: spouts or bolt tasks.
+
+    A bolt's ticker fires at most once per superstep, as Storm's timer does under load: a
+    bolt that fell behind gets one tick, not a burst of stale ones, and the next is due
+    ``freq`` after it. The timeout tickers (spouts', ackers') catch up instead: they
+    only rotate bookkeeping, and a late rotation would delay every timeout.
+    """
 
     freq: float
     next_due: float
     tasks: list[int]  # empty: the spout timeout tick
+    catch_up: bool = True
 
 
 class TopologyRuntime:
@@ -71,9 +101,9 @@ class TopologyRuntime:
         self.conf = resolve(conf)
         self.conf[TOPOLOGY_NAME] = name  # Storm sets it at submit
         self.plan = Plan(topology, self.conf)
+        _check_component_confs(self.plan)
         self.engine = engine
         self.clock = clock
-        self._epoch = clock.now()
         seed = self.conf[SPARKSTORM_SEED]
         self.spouts = {t: SpoutTask(self.plan, t, seed) for t in self.plan.spout_tasks}
         self.superstep = 0
@@ -100,7 +130,7 @@ class TopologyRuntime:
         captured = (
             frozenset(self.plan.task_component.values())
             if capture
-            else frozenset(self.conf[SPARKSTORM_CAPTURE] or ())
+            else _captured_components(self.plan, self.conf[SPARKSTORM_CAPTURE])
         )
         engine.start(self.plan, seed, captured)
         self._spout_captured: list[tuple[str, str, list[Any]]] = []
@@ -109,6 +139,7 @@ class TopologyRuntime:
                 spout.collector._captured = self._spout_captured
             spout.open()
         self._collect_spout_errors()
+        self._epoch = clock.now()  # topology time starts once the engine and spouts are up
         if active:
             self.activate()
 
@@ -121,7 +152,8 @@ class TopologyRuntime:
         for bolt in plan.topology.bolts:
             freq = plan.component_conf(bolt.component_id)[TOPOLOGY_TICK_TUPLE_FREQ_SECS]
             if freq:
-                tickers.append(_Ticker(freq, freq, plan.component_tasks(bolt.component_id)))
+                tasks = plan.component_tasks(bolt.component_id)
+                tickers.append(_Ticker(freq, freq, tasks, catch_up=False))
         return tickers
 
     def now(self) -> float:
@@ -216,6 +248,8 @@ class TopologyRuntime:
         for ticker in self._tickers:
             while now >= ticker.next_due:
                 ticker.next_due += ticker.freq
+                if not ticker.catch_up and ticker.next_due <= now:
+                    ticker.next_due = now + ticker.freq
                 if ticker.tasks:
                     rows.extend((task, tick_tuple(ticker.freq)) for task in ticker.tasks)
                 else:
@@ -229,25 +263,51 @@ class TopologyRuntime:
                 self.errors.extend(spout.collector.errors)
                 spout.collector.errors.clear()
 
+    def calling(self) -> tuple[str, Any] | None:
+        """The user call running on the driver now, with a progress marker (the watchdog's).
+
+        A spout's ``next_tuple``, ``ack``, ``fail``...; on the local engine, a bolt's
+        ``execute``. None between user calls.
+        """
+        for spout in self.spouts.values():
+            if spout.calling is not None:
+                where = f"{spout.calling}() of spout {spout.component_id!r} task {spout.task_id}"
+                stats = spout.stats
+                return where, (spout.collector.emitted, stats.acked, stats.failed)
+        task = getattr(self.engine, "running", None)
+        if task is not None and task.current is not None:
+            return f"execute() of bolt {task.component_id!r} task {task.task_id}", id(task.current)
+        return None
+
     def pending_count(self) -> int:
         """Tracked msg ids awaiting an outcome, over all spout tasks."""
         return sum(len(spout.pending) for spout in self.spouts.values())
 
-    def kill(self, max_steps: int = 10_000, drain_secs: float | None = None) -> None:
+    def kill(
+        self,
+        max_steps: int = 10_000,
+        drain_secs: float | None = None,
+        *,
+        wait_pending: bool = False,
+    ) -> None:
         """Deactivate, let in-flight tuples drain, fail what is still pending, close.
 
-        The drain lasts until nothing is in flight, ``max_steps`` supersteps or
-        ``drain_secs`` wall seconds. Every pending msg id gets an outcome: trees still
-        incomplete after it are failed to their spout with reason ``shutdown`` before
-        ``close`` is called.
+        The drain lasts until nothing is in flight (with ``wait_pending``, also until no
+        tracked message is pending: ticks keep coming, so a bolt that buffers its input
+        gets to flush and ack it), ``max_steps`` supersteps or ``drain_secs`` wall
+        seconds. Every pending msg id gets an outcome: trees still incomplete after it
+        are failed to their spout with reason ``shutdown`` before ``close`` is called.
         """
         if self.killed:
             return
         self.deactivate()
         deadline = None if drain_secs is None else time.monotonic() + drain_secs
         for _ in range(max_steps):
-            if self.idle() or (deadline is not None and time.monotonic() > deadline):
+            done = self.idle() and not (wait_pending and self.pending_count())
+            if done or (deadline is not None and time.monotonic() > deadline):
                 break
+            if self.idle():
+                time.sleep(0.005)  # trees wait in bolts: let the clock bring their ticks
             self.step()
         running = self.engine.collect()  # a pipelined superstep may still run: its outcomes count
         if running is not None:
@@ -268,6 +328,11 @@ class TopologyRuntime:
             spec = self.plan.components.get(component)
             row["kind"] = "acker" if spec is None else "spout" if spec.is_spout else "bolt"
             if row["kind"] == "spout":  # per task and superstep, as the sizer set it
+                row["pending"] = sum(
+                    len(spout.pending)
+                    for spout in self.spouts.values()
+                    if spout.component_id == component
+                )
                 row["spout_batch"] = self.sizer.batch
                 row["superstep_target_secs"] = self.sizer.target_secs
             else:

@@ -94,6 +94,8 @@ class BoltTask:
         self.collector = OutputCollector(plan, task_id)
         self.context = TopologyContext(plan, task_id, self.conf)
         self.broken: str | None = None
+        self.current: Tuple | None = None
+        """The tuple ``execute`` runs on now, for the watchdog (None between supersteps)."""
         if component_id == ACKER_COMPONENT_ID:
             self.bolt: Bolt = Acker()
         else:
@@ -138,6 +140,7 @@ class BoltTask:
         else:
             wall = time.time
             for tup in tuples:
+                self.current = tup
                 tup._received = wall()  # for process latency (Storm: receipt to ack)
                 try:
                     execute(tup)
@@ -145,6 +148,7 @@ class BoltTask:
                     collector.report_error(exc)
                     text = f"{type(exc).__name__}: {exc}"
                     collector._fail(tup, FailReason("error", self.component_id, self.task_id, text))
+        self.current = None
         collector._flush_acks()
         stats = self.stats
         stats.execute_secs += time.perf_counter() - started

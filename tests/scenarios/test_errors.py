@@ -9,7 +9,7 @@ import pytest
 
 from sparkstorm import Bolt, ComponentStateError, Config, Fields, Spout, TopologyBuilder
 from sparkstorm.testing import FeederSpout
-from tests.scenarios.bolts import Ack
+from tests.scenarios.bolts import Ack, Raiser
 from tests.scenarios.bolts_extra import BadEmitter
 
 CASES = {
@@ -112,3 +112,24 @@ def test_bad_config_value_names_the_key(cluster_factory):
         cluster.submit_topology(
             "c", {Config.TOPOLOGY_ACKER_EXECUTORS: -1}, builder.create_topology()
         )
+
+
+def test_repeated_errors_are_throttled_and_counted(engine, cluster_factory, caplog):
+    cluster = cluster_factory(engine)
+    feeder = FeederSpout(Fields("word"))
+    builder = TopologyBuilder()
+    builder.set_spout("in", feeder)
+    builder.set_bolt("raiser", Raiser()).shuffle_grouping("in")
+    conf = Config({Config.TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL: 3})
+    cluster.submit_topology("noisy", conf, builder.create_topology())
+    for i in range(30):
+        feeder.feed(["boom"], i)
+    cluster.wait_until_idle()
+    assert sorted(feeder.failed) == list(range(30))
+    errors = cluster.errors("noisy")
+    assert sum(e.count for e in errors) == 30  # every error counted
+    assert len(errors) <= 4  # three kept in full, the rest counted on one record
+    assert {e.message for e in errors} == {"RuntimeError: boom in execute"}
+    if engine == "local":  # Spark workers log to their own stderr
+        logged = [r for r in caplog.records if "boom in execute" in r.getMessage()]
+        assert len(logged) == 3 and sum(r.exc_info is not None for r in logged) == 1

@@ -21,3 +21,16 @@ def test_bolt_state_columns_appear_once_some_state_is_snapshotted() -> None:
     assert "State B" in text and "1,234" in text and "600" in text
     stats["count"]["snapshots"] = 0  # the local engine keeps state in place
     assert "State B" not in rendered(stats)
+
+
+def test_means_show_a_dash_until_there_is_something_to_average() -> None:
+    spout = TaskStats("sentences", 1, emitted=5)
+    stats = by_component([spout, TaskStats("count", 2)], 10.0)
+    stats["sentences"]["kind"], stats["count"]["kind"] = "spout", "bolt"
+    stats["sentences"]["pending"] = 5
+    line = next(x for x in rendered(stats).splitlines() if x.strip().startswith("sentences"))
+    assert line.split() == ["sentences", "5", "0", "5", "0", "0", "-", "-", "-"]
+    spout.acked, spout.complete_latencies = 1, [0.25]
+    stats = by_component([spout], 10.0)
+    stats["sentences"]["kind"] = "spout"
+    assert "250" in rendered(stats)
