@@ -94,7 +94,8 @@ class Boom(Bolt):
     """Raises on every tuple."""
 
     def execute(self, tup):
-        raise ValueError("no good")
+        msg = "no good"
+        raise ValueError(msg)
 
 
 class AckOnTick(Bolt):

@@ -144,7 +144,7 @@ def test_a_blocking_next_tuple_is_reported_and_the_first_ctrl_c_acts(tmp_path):
     time.sleep(9)  # start-up, then the watchdog's 5 s
     started = time.monotonic()
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=60)
     assert time.monotonic() - started < 10  # the drain waits the 2 s message timeout at most
     assert proc.returncode == 130, err
     assert "next_tuple() of spout 'blocker' task" in err

@@ -16,6 +16,7 @@ from sparkstorm.engines.rows import KIND_TUPLES, RowCodec, new_columns
 from sparkstorm.reliability.collectors import ReportedError, Row
 from sparkstorm.runtime.profile import Profile
 from sparkstorm.runtime.task_runner import BoltTask
+from sparkstorm.runtime.task_state import snapshot
 from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import Tuple
 
@@ -45,6 +46,7 @@ class LocalEngine:
         self._ackers = frozenset(plan.acker_tasks)
         self._capture = capture
         # Storm's topology.testing.always.try.serialize: catch here what Spark would reject
+        # (tuples' values, and the bolts' attributes, which Spark snapshots)
         self._codec = RowCodec(plan) if plan.conf[TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE] else None
 
     def superstep(self, rows: list[Row], superstep: int, now: float) -> StepResult:
@@ -76,6 +78,8 @@ class LocalEngine:
             if task.collector.errors:
                 errors.extend(task.collector.errors)
                 task.collector.errors.clear()
+            if self._codec is not None:  # Spark snapshots a task's state after each superstep
+                snapshot(task)
         self.running = None
         if self._codec is not None:
             self._codec.envelopes(chain(rows, emitted), 0, KIND_TUPLES, new_columns())

@@ -71,7 +71,7 @@ from sparkstorm.reliability.collectors import ReportedError, Row
 from sparkstorm.runtime.gc_tuning import fewer_collections
 from sparkstorm.runtime.metrics import TaskStats
 from sparkstorm.runtime.profile import Profile
-from sparkstorm.runtime.task_runner import BoltTask
+from sparkstorm.runtime.task_runner import BoltTask, copy_component
 from sparkstorm.runtime.task_state import restore, snapshot
 from sparkstorm.topology.plan import Plan
 
@@ -440,6 +440,8 @@ class SparkEngine:
         self.capture = capture
         self.run_id = uuid.uuid4().hex
         self._pipeline = bool(plan.conf[SPARKSTORM_SPARK_PIPELINE])
+        for bolt in plan.topology.bolts:  # a component Spark cannot ship, named now
+            copy_component(bolt.obj, bolt.component_id)
         payload = cloudpickle.dumps((plan.for_executors(), seed, self.codec.num_parts), protocol=5)
         self._plan_bytes = self.spark.sparkContext.broadcast(payload)
 

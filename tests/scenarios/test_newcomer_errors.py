@@ -9,7 +9,15 @@ import threading
 
 import pytest
 
-from sparkstorm import Bolt, Config, Fields, InvalidTopologyError, SparkStormError, TopologyBuilder
+from sparkstorm import (
+    Bolt,
+    ComponentStateError,
+    Config,
+    Fields,
+    InvalidTopologyError,
+    SparkStormError,
+    TopologyBuilder,
+)
 from sparkstorm.testing import FeederSpout
 
 
@@ -91,3 +99,41 @@ def test_java_17_passes(tmp_path, monkeypatch):
 
     monkeypatch.setenv("JAVA_HOME", fake_java(tmp_path, 'openjdk version "17.0.15" 2025-04-15'))
     check_java()
+
+
+class LockInInit(Bolt):
+    def __init__(self):
+        self.lock = threading.Lock()
+
+    def execute(self, tup):
+        pass
+
+
+class LockInPrepare(Bolt):
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+        self.lock = threading.Lock()
+
+    def execute(self, tup):
+        self.collector.ack(tup)
+
+
+@pytest.mark.parametrize(
+    ("bolt", "expected"),
+    [
+        (LockInInit, "component 'locked' (LockInInit) cannot be copied to its tasks"),
+        (LockInPrepare, "bolt 'locked' (task 3): attribute 'lock' (lock) cannot be pickled"),
+    ],
+)
+def test_a_bolt_spark_cannot_ship_is_named_on_both_engines(engine, cluster_factory, bolt, expected):
+    cluster = cluster_factory(engine)
+    feeder = FeederSpout(Fields("word"))
+    builder = TopologyBuilder()
+    builder.set_spout("in", feeder)
+    builder.set_bolt("locked", bolt()).shuffle_grouping("in")
+    conf = Config({Config.TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE: True})
+    with pytest.raises(ComponentStateError, match=re.escape(expected)) as info:
+        cluster.submit_topology("locks", conf, builder.create_topology())
+        feeder.feed(["a"], 1)
+        cluster.wait_until_idle()
+    assert "Java" not in str(info.value) and "\tat " not in str(info.value)
