@@ -64,10 +64,12 @@ class Acker(Bolt):
         """Apply init/ack/fail/reset messages in order; a tick rotates the pending map.
 
         Returns how many roots the messages named (a batch names many): what Storm would
-        count as executed ack tuples.
+        count as executed ack tuples, each acked by the acker (its statistics say so).
         """
         if TICK_STREAM_ID not in map(_STREAM, tuples):
-            return self._apply(tuples)
+            applied = self._apply(tuples)
+            self.collector.acked += applied
+            return applied
         segment: list[Tuple] = []
         applied = 0
         for tup in tuples:
@@ -77,7 +79,9 @@ class Acker(Bolt):
                 self.pending.rotate()  # what expires is dropped: the spout times it out
             else:
                 segment.append(tup)
-        return applied + self._apply(segment)
+        applied += self._apply(segment)
+        self.collector.acked += applied
+        return applied
 
     def _apply(self, tuples: list[Tuple]) -> int:
         if not tuples:
@@ -140,6 +144,7 @@ class Acker(Bolt):
         for spout_task in np.unique(spout_tasks).tolist():
             mine = spout_tasks == spout_task
             ids = roots[mine].tolist()
+            self.collector.emitted += len(ids)  # Storm counts an outcome per root
             extra = (
                 None
                 if details is None

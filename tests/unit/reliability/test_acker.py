@@ -199,3 +199,12 @@ def test_batches_of_many_roots_from_several_spout_tasks(acker):
     ]
     assert len(acker.pending) == 1  # root 7: 9 ^ 1 != 0
     assert acker.task.stats.executed == 9  # roots named by the 4 messages, as Storm counts
+
+
+def test_statistics_count_messages_acked_and_outcomes_emitted(acker):
+    acker.init(10, 0b1010)
+    acker.init(11, 0b1)
+    acker.ack(10, 0b1010)
+    acker.fail(11)
+    stats = acker.task.stats
+    assert (stats.acked, stats.emitted) == (4, 2)  # four messages, two outcomes
