@@ -31,6 +31,8 @@ from sparkstorm.errors import InvalidTopologyError, RunAborted, SparkStormError
 from sparkstorm.topology.builder import Topology
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+REFRESH_SECS = 0.5
+"""How often the live table is redrawn (between supersteps: a longer superstep delays it)."""
 
 
 class UsageError(Exception):
@@ -348,9 +350,20 @@ def main(argv: list[str] | None = None) -> int:
             with Live(console=console, refresh_per_second=2, transient=True) as live:
 
                 def progress(runtime: Any) -> None:
-                    live.update(stats_table(runtime.stats(), f"{name}  t={runtime.now():.0f}s"))
+                    title = (
+                        f"{name}  t={runtime.now():.0f}s  in flight {runtime.in_flight:,}  "
+                        f"superstep {runtime.superstep:,}"
+                    )
+                    live.update(stats_table(runtime.stats(), title))
 
-                result = run(topology, conf, args.engine, on_progress=progress, **options)
+                result = run(
+                    topology,
+                    conf,
+                    args.engine,
+                    on_progress=progress,
+                    progress_secs=REFRESH_SECS,
+                    **options,
+                )
     except InvalidTopologyError as exc:
         print(f"sparkstorm: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -20,7 +20,6 @@ SPOUT_COLUMNS = [
     ("failed", "Failed"),
     ("complete_latency_ms", "Cmpl ms"),
     ("complete_latency_p99_ms", "p99 ms"),
-    ("spout_batch", "Batch"),
 ]
 BOLT_COLUMNS = [
     ("executed", "Executed"),
@@ -76,6 +75,12 @@ def _table(
     return table
 
 
+def _batch(spouts: list[tuple[str, dict[str, Any]]]) -> str:
+    """The spout batch, one for the topology: ``next_tuple`` calls per task and superstep."""
+    batches = {row["spout_batch"] for _, row in spouts if row.get("spout_batch")}
+    return f"  (batch {max(batches):,} calls per task and superstep)" if batches else ""
+
+
 def stats_table(stats: dict[str, dict[str, Any]], title: str) -> Group:
     """The spouts' table, then the bolts' (``__acker`` last), under ``title``."""
     spouts = sorted((c, r) for c, r in stats.items() if r.get("kind") == "spout")
@@ -83,6 +88,11 @@ def stats_table(stats: dict[str, dict[str, Any]], title: str) -> Group:
     bolts += [(c, r) for c, r in stats.items() if r.get("kind") == "acker"]
     state = STATE_COLUMNS if any(r.get("snapshots") for _, r in bolts) else []
     return Group(
-        _table(f"{title}\nSpouts", SPOUT_COLUMNS, spouts, reasons=True),
+        _table(
+            f"{title}\nSpouts" + _batch(spouts),
+            SPOUT_COLUMNS,
+            spouts,
+            reasons=any(r.get("fail_reasons") for _, r in spouts),
+        ),
         _table("Bolts", BOLT_COLUMNS + state, bolts, reasons=False),
     )

@@ -279,6 +279,11 @@ class TopologyRuntime:
             return f"execute() of bolt {task.component_id!r} task {task.task_id}", id(task.current)
         return None
 
+    @property
+    def in_flight(self) -> int:
+        """Tuples the engine holds for the next superstep."""
+        return self._in_flight
+
     def pending_count(self) -> int:
         """Tracked msg ids awaiting an outcome, over all spout tasks."""
         return sum(len(spout.pending) for spout in self.spouts.values())

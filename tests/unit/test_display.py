@@ -29,7 +29,9 @@ def test_means_show_a_dash_until_there_is_something_to_average() -> None:
     stats["sentences"]["kind"], stats["count"]["kind"] = "spout", "bolt"
     stats["sentences"]["pending"] = 5
     line = next(x for x in rendered(stats).splitlines() if x.strip().startswith("sentences"))
-    assert line.split() == ["sentences", "5", "0", "5", "0", "0", "-", "-", "-"]
+    assert line.split() == ["sentences", "5", "0", "5", "0", "0", "-", "-"]
+    stats["sentences"]["spout_batch"] = 1200
+    assert "Spouts  (batch 1,200 calls per task and superstep)" in rendered(stats)
     spout.acked, spout.complete_latencies = 1, [0.25]
     stats = by_component([spout], 10.0)
     stats["sentences"]["kind"] = "spout"
