@@ -97,9 +97,7 @@ def build(
             update={"count": "GREATEST(t.count, EXCLUDED.count)"},
         ),
         1,
-    ).fields_grouping("count", Fields("word")).add_configuration(
-        Config.TOPOLOGY_TICK_TUPLE_FREQ_SECS, 1
-    )
+    ).fields_grouping("count", Fields("word"))  # it flushes a partial batch every second
     conf = Config()
     conf.set_max_spout_pending(max_pending)
     conf.set_message_timeout_secs(30)

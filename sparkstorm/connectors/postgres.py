@@ -7,9 +7,10 @@ if the transaction fails they are all failed (their spouts replay them) and the
 connection is opened again. The sink's tasks in one worker process share one connection
 per DSN (:meth:`TopologyContext.shared_resource`), opened once per process.
 
-The buffer is flushed when it holds ``batch_size`` tuples and
-on every tick tuple: set ``topology.tick.tuple.freq.secs`` on the bolt so a partial batch
-never waits longer than that.
+The buffer is flushed when it holds ``batch_size`` tuples and on every tick tuple: the
+bolt asks for a tick every ``flush_secs`` (its own ``topology.tick.tuple.freq.secs``),
+so a partial batch never waits longer than that, and a graceful stop, which keeps
+ticks coming while trees are pending, commits and acks what is buffered.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, ClassVar
 import psycopg
 from psycopg import sql
 
+from sparkstorm.config import TOPOLOGY_TICK_TUPLE_FREQ_SECS
 from sparkstorm.reliability.collectors import OutputCollector
 from sparkstorm.topology.components import Bolt
 from sparkstorm.topology.context import TopologyContext
@@ -43,6 +45,9 @@ class PostgresUpsertBolt(Bolt):
     update
         SQL expressions for the update, by column (default ``EXCLUDED.<column>``); e.g.
         ``{"count": "GREATEST(t.count, EXCLUDED.count)"}`` where ``t`` names the table.
+    flush_secs
+        The longest a partial batch waits (the bolt's tick frequency); None: no ticks,
+        a partial batch waits for the next full one or ``cleanup``.
 
     .. versionadded:: 0.1.0
     """
@@ -58,6 +63,7 @@ class PostgresUpsertBolt(Bolt):
         *,
         batch_size: int = 500,
         update: dict[str, str] | None = None,
+        flush_secs: float | None = 1.0,
     ) -> None:
         missing = [k for k in key if k not in columns]
         if missing:
@@ -65,6 +71,13 @@ class PostgresUpsertBolt(Bolt):
             raise ValueError(msg)
         self.dsn, self.table, self.columns, self.key = dsn, table, columns, key
         self.batch_size, self.update = batch_size, update or {}
+        self.flush_secs = flush_secs
+
+    def get_component_configuration(self) -> dict[str, Any] | None:
+        """A tick every ``flush_secs``, so a partial batch is committed in time."""
+        if self.flush_secs is None:
+            return None
+        return {TOPOLOGY_TICK_TUPLE_FREQ_SECS: self.flush_secs}
 
     def prepare(
         self, conf: dict[str, Any], context: TopologyContext, collector: OutputCollector

@@ -16,6 +16,7 @@ import pytest
 from psycopg import sql
 
 from examples.word_count import generated_sentences
+from sparkstorm import run
 from sparkstorm.connectors.rabbitmq import ATTEMPTS_HEADER, REASON_HEADER, RabbitMQSpout
 from sparkstorm.engines import make_engine
 from sparkstorm.runtime.clock import WallClock
@@ -167,6 +168,35 @@ def test_poison_message_is_dead_lettered_with_its_reason(channel, queue, table):
     assert properties.headers[ATTEMPTS_HEADER] == 3
     assert "explicit by split:" in properties.headers[REASON_HEADER]
     assert queue_depth(channel, queue) == 0
+
+
+def test_a_stop_while_the_sink_buffers_dead_letters_nothing(channel, queue, table):
+    # One attempt allowed: before the graceful stop, every tree still waiting in the
+    # sink's buffer failed with shutdown, counted as an attempt and was dead-lettered.
+    dlq = queue + "-dlq"
+    publish(channel, queue, 200)
+    spout = CheckingSpout(URL, queue, table, max_retries=1, dead_letter_queue=dlq)
+    topology, conf = words_topology(queue, table, spout=spout, max_pending=50)
+    result = run(topology, conf, engine="local", duration=0.5)
+    stats = result.stats["sentences"]
+    assert stats["acked"] > 0 and stats["failed"] == 0  # the sink's next tick acked them
+    assert queue_depth(channel, dlq) == 0
+    assert stats["acked"] + queue_depth(channel, queue) == 200  # the rest wait, uncounted
+    assert row_count(table) == stats["acked"] * WORDS_PER_SENTENCE
+
+
+def test_a_shutdown_failure_returns_the_message_uncounted(channel, queue, table):
+    dlq = queue + "-dlq"
+    publish(channel, queue, 1)
+    spout = CheckingSpout(URL, queue, table, max_retries=1, dead_letter_queue=dlq)
+    topology, conf = words_topology(queue, table, spout=spout)
+    runtime = TopologyRuntime("shutdown", topology, conf, make_engine("local"), WallClock())
+    run_until(runtime, lambda: spout_of(runtime).in_flight, 30)
+    runtime.kill(drain_secs=0)  # no drain: the delivery fails with shutdown at once
+    assert runtime.stats()["sentences"]["fail_reasons"] == {"shutdown": 1}
+    assert queue_depth(channel, dlq) == 0
+    _, properties, body = channel.basic_get(queue, auto_ack=True)
+    assert body.startswith(b"0|") and ATTEMPTS_HEADER not in (properties.headers or {})
 
 
 def test_connection_dropped_by_the_broker_recovers_with_nothing_lost(channel, queue, table):
