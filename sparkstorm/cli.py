@@ -352,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
                 def progress(runtime: Any) -> None:
                     title = (
                         f"{name}  t={runtime.now():.0f}s  in flight {runtime.in_flight:,}  "
-                        f"superstep {runtime.superstep:,}"
+                        f"supersteps {runtime.supersteps_run:,}"
                     )
                     live.update(stats_table(runtime.stats(), title))
 

@@ -34,8 +34,11 @@ class RunResult:
     errors: list[ReportedError]
     captured: dict[tuple[str, str], list[list[Any]]] = field(default_factory=dict)
     elapsed_secs: float = 0.0
+    """Wall seconds from the engine being up to the stop; a run that ended idle counts
+    up to when it went quiet, not the ``sparkstorm.idle.grace.secs`` spent confirming."""
     startup_secs: float = 0.0
     supersteps: int = 0
+    """Supersteps that gave the engine something to do."""
     interrupted: bool = False
     profile: dict[str, float] = field(default_factory=dict)
     """Seconds spent per phase: spout loop, Spark job, decoding, bolt code... (see
@@ -88,9 +91,10 @@ def run(
     watchdog = Watchdog(runtime.calling)
     previous = _install_stop_handlers(stop, watchdog)
     drain = runtime.conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS]
+    confirming = 0.0
     try:
         with watchdog:
-            _loop(runtime, stop, until_idle, duration, on_progress, progress_secs)
+            confirming = _loop(runtime, stop, until_idle, duration, on_progress, progress_secs)
     except _Interrupted as exc:  # the first signal came while a user call blocked
         message = f"the stop interrupted {exc.call}, which had blocked"
         runtime.errors.append(ReportedError("__system", -1, runtime.now(), message))
@@ -117,9 +121,9 @@ def run(
         runtime.stats(),
         runtime.errors,
         runtime.captured,
-        time.monotonic() - started - startup,
+        time.monotonic() - started - startup - confirming,
         startup,
-        runtime.superstep,
+        runtime.supersteps_run,
         stop.is_set(),
         dict(runtime.profile),
     )
@@ -132,17 +136,20 @@ def _loop(
     duration: float | None,
     on_progress: Callable[[TopologyRuntime], None] | None,
     progress_secs: float,
-) -> None:
-    """Run supersteps until a stop: a signal, ``duration``, or idle for the grace period."""
+) -> float:
+    """Run supersteps until a stop: a signal, ``duration``, or idle for the grace period.
+
+    Returns the seconds spent confirming that the topology stayed idle (0 otherwise).
+    """
     next_report = time.monotonic() + progress_secs
     grace = runtime.conf[SPARKSTORM_IDLE_GRACE_SECS]
     quiet_since: float | None = None
     while not stop.is_set():
         runtime.step()
         if until_idle and runtime.idle() and not runtime.pending_count():
-            quiet_since = runtime.now() if quiet_since is None else quiet_since
-            if runtime.now() - quiet_since >= grace:
-                break  # nothing in flight, nothing pending, the spouts quiet
+            quiet_since = time.monotonic() if quiet_since is None else quiet_since
+            if time.monotonic() - quiet_since >= grace:
+                return time.monotonic() - quiet_since  # nothing in flight or pending, quiet
         else:
             quiet_since = None
         if duration is not None and runtime.now() >= duration:
@@ -152,6 +159,7 @@ def _loop(
             next_report = time.monotonic() + progress_secs
         if runtime.idle():
             time.sleep(0.005)  # nothing in flight and nothing to emit: do not spin
+    return 0.0
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)

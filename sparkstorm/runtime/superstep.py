@@ -107,6 +107,8 @@ class TopologyRuntime:
         seed = self.conf[SPARKSTORM_SEED]
         self.spouts = {t: SpoutTask(self.plan, t, seed) for t in self.plan.spout_tasks}
         self.superstep = 0
+        self.supersteps_run = 0
+        """Steps that gave the engine something to do (an idle step launches nothing)."""
         self.active = False
         self.killed = False
         self.errors: list[ReportedError] = []
@@ -210,6 +212,7 @@ class TopologyRuntime:
             self._spout_captured.clear()
         self.profile.add("spout", time.perf_counter() - started)
         if rows or self._in_flight or self.engine.busy:
+            self.supersteps_run += 1
             self._launched[self.superstep] = (started, batch, saturated)
             self._take(self.engine.superstep(rows, self.superstep, now))
         self.superstep += 1
@@ -342,6 +345,6 @@ class TopologyRuntime:
                 row["superstep_target_secs"] = self.sizer.target_secs
             else:
                 row["snapshot_bytes_per_superstep"] = round(
-                    row["snapshot_bytes"] / max(1, self.superstep)
+                    row["snapshot_bytes"] / max(1, self.supersteps_run)
                 )
         return stats
