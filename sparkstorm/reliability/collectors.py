@@ -20,6 +20,7 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -58,7 +59,9 @@ class ReportedError:
 
     ``count`` is how many times it happened: repeats beyond Storm's throttle
     (``topology.max.error.report.per.interval`` per
-    ``topology.error.throttle.interval.secs``, per task) are counted, not kept.
+    ``topology.error.throttle.interval.secs``, per task) are counted, not kept. Records
+    travel to the driver, which logs them (a Spark worker's own output would land in
+    the terminal between the lines of the live table).
     """
 
     component: str
@@ -66,6 +69,10 @@ class ReportedError:
     time: float
     message: str
     count: int = 1
+    traceback: str = ""
+    """The user's traceback, kept for an error's first occurrence in a task."""
+    throttled: bool = False
+    """Repeats counted under the throttle: the driver does not log them."""
 
 
 class _Emitter:
@@ -177,28 +184,39 @@ class _Emitter:
     def report_error(self, error: BaseException) -> None:
         """Record an error for this task (shown in statistics and logs); processing goes on.
 
-        As Storm throttles error reports, a task logs at most
-        ``topology.max.error.report.per.interval`` errors per interval, each distinct
-        one with its traceback the first time only; the rest are counted.
+        As Storm throttles error reports, a task records at most
+        ``topology.max.error.report.per.interval`` errors per interval for the driver to
+        log, each distinct one with its traceback the first time only; the rest are
+        counted on the last record of the same error.
         """
         text = "".join(traceback.format_exception_only(type(error), error)).strip()
         verdict = self._throttle.admit(text, self._now)
+        where = (self._component_id, self._task_id, self._now, text)
         if verdict is _ErrorThrottle.COUNT:
             for i in range(len(self.errors) - 1, -1, -1):
                 if self.errors[i].message == text:
                     self.errors[i] = replace(self.errors[i], count=self.errors[i].count + 1)
                     return
-        self.errors.append(ReportedError(self._component_id, self._task_id, self._now, text))
-        if verdict is _ErrorThrottle.COUNT:
-            return
-        first = verdict is _ErrorThrottle.LOG_FIRST and error.__traceback__ is not None
-        log.error(
-            "error in %s:%s: %s",
-            self._component_id,
-            self._task_id,
-            text,
-            exc_info=error if first else None,
-        )
+            self.errors.append(ReportedError(*where, throttled=True))
+        elif verdict is _ErrorThrottle.LOG_FIRST and error.__traceback__ is not None:
+            self.errors.append(ReportedError(*where, traceback=users_traceback(error)))
+        else:
+            self.errors.append(ReportedError(*where))
+
+
+_OWN_FILES = str(Path(__file__).resolve().parents[1])
+
+
+def users_traceback(error: BaseException) -> str:
+    """The error's traceback without sparkstorm's own frames: where the user's code raised."""
+    frames = [
+        frame
+        for frame in traceback.extract_tb(error.__traceback__)
+        if not frame.filename.startswith(_OWN_FILES)
+    ]
+    head = "Traceback (most recent call last):\n" if frames else ""
+    body = "".join(traceback.format_list(frames))
+    return (head + body + "".join(traceback.format_exception_only(type(error), error))).strip()
 
 
 class _ErrorThrottle:

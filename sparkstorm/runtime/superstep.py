@@ -239,8 +239,16 @@ class TopologyRuntime:
         self._in_flight = result.in_flight
         for stats in result.stats:
             self.bolt_stats[stats.task] = stats
-        self.errors.extend(result.errors)
+        self._report(result.errors)
         self._capture(result.captured)
+
+    def _report(self, errors: list[ReportedError]) -> None:
+        """Keep the tasks' errors and log them here, on the driver, as they arrive."""
+        self.errors.extend(errors)
+        for error in errors:
+            if not error.throttled:
+                trace = f"\n{error.traceback}" if error.traceback else ""
+                log.error("error in %s:%s: %s%s", error.component, error.task, error.message, trace)
 
     def _capture(self, captured: list[tuple[str, str, list[Any]]]) -> None:
         for component, stream, values in captured:
@@ -263,7 +271,7 @@ class TopologyRuntime:
     def _collect_spout_errors(self) -> None:
         for spout in self.spouts.values():
             if spout.collector.errors:
-                self.errors.extend(spout.collector.errors)
+                self._report(spout.collector.errors)
                 spout.collector.errors.clear()
 
     def calling(self) -> tuple[str, Any] | None:
@@ -325,7 +333,7 @@ class TopologyRuntime:
             spout.fail_all_pending(SHUTDOWN)
             spout._guard(spout.spout.close)
         self._collect_spout_errors()
-        self.errors.extend(self.engine.stop())
+        self._report(self.engine.stop())
         self.killed = True
 
     def stats(self) -> dict[str, dict[str, Any]]:

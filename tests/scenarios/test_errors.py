@@ -130,6 +130,9 @@ def test_repeated_errors_are_throttled_and_counted(engine, cluster_factory, capl
     assert sum(e.count for e in errors) == 30  # every error counted
     assert len(errors) <= 4  # three kept in full, the rest counted on one record
     assert {e.message for e in errors} == {"RuntimeError: boom in execute"}
-    if engine == "local":  # Spark workers log to their own stderr
-        logged = [r for r in caplog.records if "boom in execute" in r.getMessage()]
-        assert len(logged) == 3 and sum(r.exc_info is not None for r in logged) == 1
+    # the driver logs them, on both engines: three, the first with the user's traceback
+    logged = [r.getMessage() for r in caplog.records if "boom in execute" in r.getMessage()]
+    assert len(logged) == 3 and sum("Traceback" in m for m in logged) == 1
+    (trace,) = [e.traceback for e in errors if e.traceback]
+    assert "tests/scenarios/bolts.py" in trace and 'raise RuntimeError(msg)' in trace
+    assert "sparkstorm/runtime" not in trace  # only the user's frames
