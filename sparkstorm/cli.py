@@ -299,7 +299,9 @@ def main(argv: list[str] | None = None) -> int:
     from sparkstorm.runtime.driver import run
 
     args = build_parser().parse_args(argv)  # bad usage: argparse exits with 2
-    console = Console(stderr=False)
+    # piped output (a log, CI) is not cut at 80 columns: the tables need about 110
+    piped = not sys.stdout.isatty() and "COLUMNS" not in os.environ
+    console = Console(stderr=False, width=160 if piped else None)
     try:
         overrides = parse_conf(args.conf)
         if args.spark_conf:

@@ -50,12 +50,14 @@ SUMMED = (
 )
 
 
-def by_component(tasks: list[TaskStats], elapsed_secs: float) -> dict[str, dict[str, Any]]:
+def by_component(tasks: list[TaskStats], superstep_secs: float) -> dict[str, dict[str, Any]]:
     """Per-component statistics (Storm UI's names) from the tasks' counters.
 
     ``execute_latency_ms`` and ``process_latency_ms`` are means per executed / acked
-    tuple; ``capacity`` is the busiest task's share of ``elapsed_secs`` spent executing
-    (near 1: the component is the bottleneck; 0 when time is simulated). Spouts get
+    tuple; ``capacity`` is the busiest task's share of ``superstep_secs`` (the time the
+    engine spent running supersteps) spent executing: near 1, the component is what the
+    supersteps wait for; low on every bolt while supersteps are long, the engine's own
+    cost per superstep is. Spouts get
     ``complete_latency_ms`` (mean), ``complete_latency_p50_ms`` and
     ``complete_latency_p99_ms`` from their acked trees.
     """
@@ -70,7 +72,7 @@ def by_component(tasks: list[TaskStats], elapsed_secs: float) -> dict[str, dict[
         row["execute_latency_ms"] = _mean_ms(sum(s.execute_secs for s in members), row["executed"])
         row["process_latency_ms"] = _mean_ms(sum(s.process_secs for s in members), row["acked"])
         busiest = max(s.execute_secs for s in members)
-        row["capacity"] = round(busiest / elapsed_secs, 3) if elapsed_secs > 0 else 0.0
+        row["capacity"] = round(busiest / superstep_secs, 3) if superstep_secs > 0 else 0.0
         latencies = [x for s in members for x in s.complete_latencies]
         row["complete_latency_ms"] = _mean_ms(sum(latencies), len(latencies))
         p50, p99 = np.percentile(latencies, [50, 99]) if latencies else (0.0, 0.0)

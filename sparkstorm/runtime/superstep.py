@@ -35,7 +35,7 @@ from sparkstorm.engines.base import Engine, StepResult
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.reliability.collectors import ReportedError, Row
 from sparkstorm.runtime.batch_sizing import SpoutBatchSizer
-from sparkstorm.runtime.clock import Clock, WallClock
+from sparkstorm.runtime.clock import Clock
 from sparkstorm.runtime.gc_tuning import fewer_collections
 from sparkstorm.runtime.metrics import TaskStats, by_component
 from sparkstorm.runtime.profile import Profile
@@ -336,10 +336,21 @@ class TopologyRuntime:
         self._report(self.engine.stop())
         self.killed = True
 
+    def superstep_secs(self) -> float:
+        """Seconds the engine spent running supersteps (Spark: its jobs; local: the tasks).
+
+        Capacity is measured against it: the time between supersteps, when a stream
+        waits for its source, is nobody's load.
+        """
+        profile = self.profile
+        if "spark_job" in profile:
+            return profile["spark_job"]
+        return profile.get("deliver", 0.0) + profile.get("execute", 0.0)
+
     def stats(self) -> dict[str, dict[str, Any]]:
         """Per-component statistics (Storm UI's names), ``__acker`` included."""
         tasks = [s.stats for s in self.spouts.values()] + list(self.bolt_stats.values())
-        stats = by_component(tasks, self.now() if isinstance(self.clock, WallClock) else 0.0)
+        stats = by_component(tasks, self.superstep_secs())
         for component, row in stats.items():
             spec = self.plan.components.get(component)
             row["kind"] = "acker" if spec is None else "spout" if spec.is_spout else "bolt"

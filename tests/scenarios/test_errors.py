@@ -134,5 +134,5 @@ def test_repeated_errors_are_throttled_and_counted(engine, cluster_factory, capl
     logged = [r.getMessage() for r in caplog.records if "boom in execute" in r.getMessage()]
     assert len(logged) == 3 and sum("Traceback" in m for m in logged) == 1
     (trace,) = [e.traceback for e in errors if e.traceback]
-    assert "tests/scenarios/bolts.py" in trace and 'raise RuntimeError(msg)' in trace
+    assert "tests/scenarios/bolts.py" in trace and "raise RuntimeError(msg)" in trace
     assert "sparkstorm/runtime" not in trace  # only the user's frames

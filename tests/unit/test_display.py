@@ -36,3 +36,9 @@ def test_means_show_a_dash_until_there_is_something_to_average() -> None:
     stats = by_component([spout], 10.0)
     stats["sentences"]["kind"] = "spout"
     assert "250" in rendered(stats)
+
+
+def test_capacity_is_the_busiest_tasks_share_of_the_superstep_time() -> None:
+    tasks = [TaskStats("split", 1, execute_secs=0.3), TaskStats("split", 2, execute_secs=0.6)]
+    assert by_component(tasks, superstep_secs=1.2)["split"]["capacity"] == 0.5
+    assert by_component(tasks, superstep_secs=0.0)["split"]["capacity"] == 0.0
