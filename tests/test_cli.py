@@ -60,8 +60,12 @@ def test_main_command_runs_on_spark_with_its_ui_and_no_superstep_warnings():
     assert " WARN " in log_file.read_text()
 
 
-def test_no_spark_ui_turns_it_off():
-    proc = sparkstorm("run", "examples/exclamation.py", "--no-spark-ui")
+@pytest.mark.parametrize("how", ["--no-spark-ui", "--spark-conf"])
+def test_no_spark_ui_turns_it_off_and_spark_settings_reach_the_session(how, tmp_path):
+    settings = tmp_path / "spark-defaults.conf"
+    settings.write_text("# as spark-defaults.conf\nspark.ui.enabled false\n")
+    extra = ["--no-spark-ui"] if how == "--no-spark-ui" else ["--spark-conf", str(settings)]
+    proc = sparkstorm("run", "examples/exclamation.py", *extra)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Spark UI" not in proc.stdout
 
