@@ -12,6 +12,7 @@ import importlib
 import importlib.util
 import inspect
 import json
+import logging
 import math
 import os
 import sys
@@ -293,12 +294,40 @@ def outcome(result: Any) -> tuple[int, list[str]]:
     return (EXIT_FAILED if problems else EXIT_OK), lines
 
 
+class _StderrNow(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is at the time, so the live table can redirect it."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+def _not_an_interrupt(record: logging.LogRecord) -> bool:
+    """Drop libraries' tracebacks of a Ctrl-C (py4j logs one); the CLI says it in a line."""
+    return not (record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt))
+
+
+def setup_logging() -> None:
+    """Warnings and errors as plain lines on stderr, for the command line."""
+    handler = _StderrNow()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.addFilter(_not_an_interrupt)
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     from sparkstorm.display import stats_table
     from sparkstorm.runtime.driver import run
 
     args = build_parser().parse_args(argv)  # bad usage: argparse exits with 2
+    setup_logging()
     # piped output (a log, CI) is not cut at 80 columns: the tables need about 110
     piped = not sys.stdout.isatty() and "COLUMNS" not in os.environ
     console = Console(stderr=False, width=160 if piped else None)

@@ -129,6 +129,16 @@ def test_a_second_ctrl_c_aborts_the_drain_and_says_what_was_left(tmp_path):
     assert "Traceback" not in err
 
 
+def test_ctrl_c_during_spark_start_up_exits_130_in_one_line():
+    proc = start("examples/exclamation.py")
+    time.sleep(2.5)  # Spark's JVM takes longer than this to come up here
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "py4j" not in err
+    assert "interrupted during start-up" in err or "interrupted" in out
+
+
 def test_sigterm_stops_gracefully_letting_a_buffering_bolt_ack_on_its_ticks(tmp_path):
     stats = tmp_path / "stats.json"
     proc = start(f"{TOPOLOGIES}:buffered", "--engine", "local", "--stats-json", str(stats))
