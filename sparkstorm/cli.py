@@ -297,7 +297,7 @@ def outcome(result: Any) -> tuple[int, list[str]]:
 class _StderrNow(logging.StreamHandler):  # type: ignore[type-arg]
     """Writes to whatever ``sys.stderr`` is at the time, so the live table can redirect it."""
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> Any:
         return sys.stderr
 
