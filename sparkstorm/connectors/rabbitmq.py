@@ -12,9 +12,14 @@ a failure the spout publishes the message again (with publisher confirms) with t
 raised, then acks the original. A crash between the two leaves a duplicate, never a loss.
 Without ``max_retries`` a failed delivery is simply rejected with requeue.
 
-The message id of a tuple is (connection generation, delivery tag). After a lost
-connection the spout reconnects with a new generation; outcomes for deliveries of the old
-connection are ignored, since RabbitMQ has already requeued them (no double ack).
+The message id of a tuple is (connection generation, delivery tag). A lost connection
+is noticed once: its deliveries are forgotten (RabbitMQ requeues them), outcomes for
+them are dropped without touching the dead channel (no double ack), and the spout
+reconnects with a new generation, backing off from 1 s, doubling, to 30 s, one log line
+per attempt. Every delivery that enters the spout ends acked, requeued or
+dead-lettered: a body that cannot be decoded fails at once with reason ``error``
+(an attempt like any other; without ``max_retries`` it goes to the dead-letter queue if
+there is one, else it is rejected without requeue), and the error names its message id.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ log = logging.getLogger(__name__)
 ATTEMPTS_HEADER = "x-sparkstorm-attempts"
 REASON_HEADER = "x-sparkstorm-last-failure"
 RECONNECT_SECS = 1.0
+MAX_RECONNECT_SECS = 30.0
 FIRST_FETCH_SECS = 0.3
 _CONNECTION_ERRORS = (pika.exceptions.AMQPError, OSError)
 
@@ -90,17 +96,24 @@ class RabbitMQSpout(Spout):
     def open(
         self, conf: dict[str, Any], context: TopologyContext, collector: SpoutOutputCollector
     ) -> None:
-        """Connect and start consuming."""
+        """Connect and start consuming; a broker that cannot be reached is retried."""
         self.collector = collector
         self.prefetch = self.prefetch or conf.get("topology.max.spout.pending") or 1000
-        self.connection_name = f"sparkstorm:{context.get_this_component_id()}:{self.queue}"
+        self.component = context.get_this_component_id()
+        self.task = context.get_this_task_id()
+        self.connection_name = f"sparkstorm:{self.component}:{self.queue}"
         self.generation = 0
         self.connection: Any = None
         self.channel: Any = None  # both set by _connect
         self.buffer: deque[tuple[Any, Any, bytes]] = deque()
         self.in_flight: dict[int, tuple[Any, bytes]] = {}
         self.next_attempt = 0.0
-        self._connect()
+        self.backoff = RECONNECT_SECS
+        self._reconnect()
+
+    def _where(self) -> str:
+        params = pika.URLParameters(self.url)
+        return f"{params.host}:{params.port} (vhost {params.virtual_host!r})"
 
     def _connect(self) -> None:
         params = pika.URLParameters(self.url)
@@ -125,39 +138,79 @@ class RabbitMQSpout(Spout):
 
     def next_tuple(self) -> None:
         """Emit one buffered delivery; pump the connection without waiting. Never blocks."""
+        if self.connection is None:
+            if time.monotonic() < self.next_attempt:
+                return
+            self._reconnect()
+            if self.connection is None:
+                return
         try:
-            if self.connection is None or not self.connection.is_open:
-                if time.monotonic() < self.next_attempt:
-                    return
-                self._reconnect()
             if not self.buffer:
                 self.connection.process_data_events(time_limit=0)
             if self.buffer:
                 method, properties, body = self.buffer.popleft()
                 tag = method.delivery_tag
                 self.in_flight[tag] = (properties, body)
-                value = body.decode(self.decode) if self.decode else body
+                try:
+                    value = body.decode(self.decode) if self.decode else body
+                except UnicodeDecodeError as exc:
+                    self._undecodable(tag, properties, exc)
+                    return
                 self.collector.emit([value], msg_id=(self.generation, tag))
         except _CONNECTION_ERRORS as exc:
             self._lost(exc)
 
+    def _undecodable(self, tag: int, properties: Any, exc: UnicodeDecodeError) -> None:
+        """Fail a delivery whose body is not ``decode`` text: it would fail on every try."""
+        text = f"body is not {self.decode} text ({exc.reason} at byte {exc.start})"
+        error = ValueError(
+            f"RabbitMQSpout: message {properties.message_id or f'(delivery tag {tag})'} on "
+            f"queue {self.queue!r}: {text}"
+        )
+        self.collector.report_error(error)
+        reason = FailReason("error", self.component, self.task, text)
+        if self.max_retries is None:
+            self._settle(tag, reason, dead_letter=bool(self.dead_letter_queue), reject=True)
+        else:
+            self._settle(tag, reason)
+
     def _reconnect(self) -> None:
         try:
             self._connect()
-            log.warning("RabbitMQSpout reconnected to queue %r", self.queue)
         except _CONNECTION_ERRORS as exc:
-            self._lost(exc)
+            self._close_quietly()
+            self.connection = None
+            # an error, not a warning: a run that never reached its broker did not succeed
+            self.collector.report_error(
+                ConnectionError(
+                    f"RabbitMQSpout cannot connect to {self._where()} for queue "
+                    f"{self.queue!r}: {_cause(exc)}; retrying in {self.backoff:g} s"
+                )
+            )
+            self.next_attempt = time.monotonic() + self.backoff
+            self.backoff = min(self.backoff * 2, MAX_RECONNECT_SECS)
+            return
+        if self.generation > 1:
+            log.warning("RabbitMQSpout reconnected to %s, queue %r", self._where(), self.queue)
+        self.backoff = RECONNECT_SECS
 
     def _lost(self, exc: BaseException) -> None:
+        """The connection died: say so once, forget its deliveries, reconnect later."""
+        if self.connection is None:
+            return
         log.warning(
-            "RabbitMQSpout lost its connection (%s); unacked deliveries return to "
-            "queue %r and will be redelivered",
-            exc,
+            "RabbitMQSpout lost its connection to %s (%s); its %d unacked deliveries "
+            "return to queue %r and will be redelivered",
+            self._where(),
+            _cause(exc),
+            len(self.in_flight),
             self.queue,
         )
         self._close_quietly()
         self.connection = None
-        self.next_attempt = time.monotonic() + RECONNECT_SECS
+        self.in_flight.clear()
+        self.buffer.clear()
+        self.next_attempt = time.monotonic() + self.backoff
 
     def ack(self, msg_id: Any) -> None:
         """Ack the delivery to RabbitMQ: its tree completed."""
@@ -176,19 +229,41 @@ class RabbitMQSpout(Spout):
         an attempt: the message goes back to the queue as it was, uncounted.
         """
         generation, tag = msg_id
-        entry = self.in_flight.pop(tag, None) if generation == self.generation else None
-        if entry is None:
-            return
+        if generation != self.generation or tag not in self.in_flight:
+            return  # from a lost connection: RabbitMQ already requeued it
+        if self.max_retries is None or (reason is not None and reason.kind == SHUTDOWN.kind):
+            self._settle(tag, reason, requeue=True)
+        else:
+            self._settle(tag, reason)
+
+    def _settle(
+        self,
+        tag: int,
+        reason: FailReason | None,
+        *,
+        requeue: bool = False,
+        dead_letter: bool = False,
+        reject: bool = False,
+    ) -> None:
+        """End a failed delivery: requeue, dead-letter, reject, or count an attempt.
+
+        Counting republishes it with its attempts raised (to the dead-letter queue once
+        they reach ``max_retries``) and then acks the original.
+        """
+        properties, body = self.in_flight.pop(tag)
         try:
-            if self.max_retries is None or (reason is not None and reason.kind == SHUTDOWN.kind):
+            if requeue:
                 self.channel.basic_nack(tag, requeue=True)
                 return
-            properties, body = entry
             headers = dict(properties.headers or {})
             attempts = int(headers.get(ATTEMPTS_HEADER, 0)) + 1
             headers[ATTEMPTS_HEADER] = attempts
             headers[REASON_HEADER] = str(reason) if reason is not None else "unknown"
-            target = self.dead_letter_queue if attempts >= self.max_retries else self.queue
+            if reject and not dead_letter:
+                self.channel.basic_nack(tag, requeue=False)  # nowhere to keep it
+                return
+            exhausted = self.max_retries is not None and attempts >= self.max_retries
+            target = self.dead_letter_queue if dead_letter or exhausted else self.queue
             copy = pika.BasicProperties(
                 headers=headers,
                 delivery_mode=properties.delivery_mode,
@@ -210,3 +285,17 @@ class RabbitMQSpout(Spout):
                 self.connection.close()
         except _CONNECTION_ERRORS:
             pass
+
+
+def _cause(exc: BaseException) -> str:
+    """The innermost reason of a pika error (pika wraps "connection refused" twice)."""
+    while True:
+        inner = next((a for a in exc.args if isinstance(a, BaseException)), None)
+        nested = getattr(exc, "exceptions", None) or getattr(exc, "exception", None)
+        if inner is None and isinstance(nested, list | tuple) and nested:
+            inner = nested[-1]
+        elif inner is None and isinstance(nested, BaseException):
+            inner = nested
+        if inner is None:
+            return str(exc) or type(exc).__name__
+        exc = inner

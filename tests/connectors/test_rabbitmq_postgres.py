@@ -199,7 +199,7 @@ def test_a_shutdown_failure_returns_the_message_uncounted(channel, queue, table)
     assert body.startswith(b"0|") and ATTEMPTS_HEADER not in (properties.headers or {})
 
 
-def test_connection_dropped_by_the_broker_recovers_with_nothing_lost(channel, queue, table):
+def test_connection_dropped_by_the_broker_recovers_with_nothing_lost(channel, queue, table, caplog):
     messages = 2000
     publish(channel, queue, messages)
     topology, conf = words_topology(queue, table, spout=RabbitMQSpout(URL, queue))
@@ -219,6 +219,54 @@ def test_connection_dropped_by_the_broker_recovers_with_nothing_lost(channel, qu
     assert spout.generation >= 2  # it reconnected
     assert row_count(table) == messages * WORDS_PER_SENTENCE
     assert queue_depth(channel, queue) == 0
+    # the drop is noticed once: outcomes of its deliveries do not retry the dead channel
+    lost = [r for r in caplog.records if "lost its connection" in r.getMessage()]
+    assert len(lost) == spout.generation - 1
+
+
+def test_an_undecodable_body_is_dead_lettered_and_never_stalls_the_queue(channel, queue, table):
+    dlq = queue + "-dlq"
+    channel.basic_publish("", queue, b"0|\xff\xfe not utf-8", pika.BasicProperties(message_id="m0"))
+    for i, sentence in enumerate(generated_sentences(20, vocabulary=300), 1):
+        channel.basic_publish("", queue, f"{i}|{sentence}".encode())
+    spout = CheckingSpout(URL, queue, table, max_retries=2, dead_letter_queue=dlq)
+    topology, conf = words_topology(queue, table, spout=spout, max_pending=1)  # prefetch 1
+    runtime = TopologyRuntime("bad-body", topology, conf, make_engine("local"), WallClock())
+    run_until(
+        runtime,
+        lambda: queue_depth(channel, dlq) == 1 and row_count(table) == 20 * WORDS_PER_SENTENCE,
+        60,
+    )
+    runtime.kill()
+    _, properties, body = channel.basic_get(dlq, auto_ack=True)
+    assert body == b"0|\xff\xfe not utf-8"
+    assert properties.headers[ATTEMPTS_HEADER] == 2  # each try counted, then dead-lettered
+    assert properties.headers[REASON_HEADER].startswith("error by sentences:")
+    assert queue_depth(channel, queue) == 0
+    messages = [e.message for e in runtime.errors]
+    assert any("message m0 on queue" in m and "not utf-8 text" in m for m in messages)
+
+
+def test_an_undecodable_body_without_retries_or_dead_letters_is_rejected(channel, queue, table):
+    channel.basic_publish("", queue, b"\xff", pika.BasicProperties(message_id="bad"))
+    spout = CheckingSpout(URL, queue, table)
+    topology, conf = words_topology(queue, table, spout=spout)
+    runtime = TopologyRuntime("reject", topology, conf, make_engine("local"), WallClock())
+    run_until(runtime, lambda: runtime.errors, 30)
+    runtime.kill()
+    assert queue_depth(channel, queue) == 0  # not requeued, forever, in front of the rest
+    assert "message bad on queue" in runtime.errors[0].message
+
+
+def test_a_broker_that_cannot_be_reached_is_an_error_naming_where():
+    spout = RabbitMQSpout("amqp://guest:guest@127.0.0.1:5999/%2F", "nowhere")
+    topology, conf = words_topology("nowhere", "no_table", spout=spout)
+    result = run(topology, conf, engine="local", until_idle=True)
+    (error, *_) = [e for e in result.errors if e.component == "sentences"]
+    assert error.message == (
+        "ConnectionError: RabbitMQSpout cannot connect to 127.0.0.1:5999 (vhost '/') for "
+        "queue 'nowhere': [Errno 111] Connection refused; retrying in 1 s"
+    )
 
 
 def spout_of(runtime):
