@@ -276,6 +276,9 @@ class OutputCollector(_Emitter):
         route = self._routes.get(stream)
         if route is None or route.n_fields != len(values) or route.direct:
             route = self._route(stream, values, direct=False)  # raises, naming the mistake
+        if not route.subscribed and self._captured is None:
+            self.emitted += 1  # nobody subscribes: counted, as Storm counts it, and dropped
+            return []
         self._counter += 1
         targets = route.targets(values, self._counter)
         if (

@@ -87,6 +87,7 @@ class StreamRoute:
         "fields",
         "n_fields",
         "stream_id",
+        "subscribed",
         "targets",
     )
 
@@ -100,6 +101,8 @@ class StreamRoute:
         self._choosers: list[Chooser] = []
         self.targets: Chooser = _no_targets
         """Target tasks for ``values``, in subscriber order; ``counter`` drives shuffle."""
+        self.subscribed = False
+        """Whether any bolt subscribes other than by direct grouping."""
 
     def add_subscriber(self, kind: str, tasks: list[int], key: Fields | None) -> None:
         """Register a subscribing bolt's tasks under ``kind`` grouping."""
@@ -110,6 +113,7 @@ class StreamRoute:
             kind = SHUFFLE
         indexes = [self.fields.index(name) for name in key] if key is not None else []
         self._choosers.append(_chooser(kind, sorted(tasks), indexes))
+        self.subscribed = True
         choosers = list(self._choosers)
         if len(choosers) == 1:
             self.targets = choosers[0]
