@@ -21,16 +21,15 @@ from typing import Any, ClassVar
 import psycopg
 from psycopg import sql
 
-from sparkstorm.config import TOPOLOGY_TICK_TUPLE_FREQ_SECS
+from sparkstorm.connectors.batching import BatchingSink
 from sparkstorm.reliability.collectors import OutputCollector
-from sparkstorm.topology.components import Bolt
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.tuple import Tuple
 
 log = logging.getLogger(__name__)
 
 
-class PostgresUpsertBolt(Bolt):
+class PostgresUpsertBolt(BatchingSink):
     """Upserts ``columns`` (read from the input tuple's fields of those names) into ``table``.
 
     Parameters
@@ -53,6 +52,7 @@ class PostgresUpsertBolt(Bolt):
     """
 
     transient: ClassVar[tuple[str, ...]] = ("connection",)
+    write_errors = (psycopg.Error,)
 
     def __init__(
         self,
@@ -69,22 +69,15 @@ class PostgresUpsertBolt(Bolt):
         if missing:
             msg = f"PostgresUpsertBolt({table!r}): key {missing} is not among columns {columns}"
             raise ValueError(msg)
+        super().__init__(batch_size, flush_secs)
         self.dsn, self.table, self.columns, self.key = dsn, table, columns, key
-        self.batch_size, self.update = batch_size, update or {}
-        self.flush_secs = flush_secs
-
-    def get_component_configuration(self) -> dict[str, Any] | None:
-        """A tick every ``flush_secs``, so a partial batch is committed in time."""
-        if self.flush_secs is None:
-            return None
-        return {TOPOLOGY_TICK_TUPLE_FREQ_SECS: self.flush_secs}
+        self.update = update or {}
 
     def prepare(
         self, conf: dict[str, Any], context: TopologyContext, collector: OutputCollector
     ) -> None:
         """Open the connection and build the statement."""
-        self.collector = collector
-        self.buffer: list[Tuple] = getattr(self, "buffer", [])
+        super().prepare(conf, context, collector)
         dsn = self.dsn
         self.connection = context.shared_resource(("postgres", dsn), lambda: SharedConnection(dsn))
         values = [c for c in self.columns if c not in self.key]
@@ -106,44 +99,22 @@ class PostgresUpsertBolt(Bolt):
             sets=sql.SQL(", ").join(sets),
         )
 
-    def execute(self, tup: Tuple) -> None:
-        """Buffer the tuple; flush on a full batch or a tick."""
-        if tup.is_tick():
-            self.collector.ack(tup)
-            self.flush()
-            return
-        self.buffer.append(tup)
-        if len(self.buffer) >= self.batch_size:
-            self.flush()
-
-    def flush(self) -> None:
-        """Write the buffer in one transaction; ack it after the commit, fail it otherwise."""
-        if not self.buffer:
-            return
-        batch, self.buffer = self.buffer, []
+    def write(self, batch: list[Tuple]) -> None:
+        """Upsert ``batch`` in one transaction."""
         rows = [[tup[c] for c in self.columns] for tup in batch]
-        try:
-            conn = self.connection.get()
-            with conn.transaction(), conn.cursor() as cur:
-                cur.executemany(self.statement, rows)
-        except psycopg.Error as exc:
-            log.warning(
-                "PostgresUpsertBolt: writing %d rows to %r failed (%s); failing them",
-                len(batch),
-                self.table,
-                exc,
-            )
-            self.collector.report_error(exc)
-            for tup in batch:
-                self.collector.fail(tup)
-            self.connection.discard()
-            return
-        for tup in batch:
-            self.collector.ack(tup)
+        conn = self.connection.get()
+        with conn.transaction(), conn.cursor() as cur:
+            cur.executemany(self.statement, rows)
 
-    def cleanup(self) -> None:
-        """Flush what is buffered; the shared connection closes with the process."""
-        self.flush()
+    def failed_write(self, batch: list[Tuple], error: BaseException) -> None:
+        """Drop the connection: the next flush opens a new one."""
+        log.warning(
+            "PostgresUpsertBolt: writing %d rows to %r failed (%s); failed them",
+            len(batch),
+            self.table,
+            error,
+        )
+        self.connection.discard()
 
 
 class SharedConnection:

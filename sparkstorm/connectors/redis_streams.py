@@ -25,10 +25,11 @@ from typing import Any, ClassVar
 import redis
 
 from sparkstorm._types import SHUTDOWN, FailReason
-from sparkstorm.config import TOPOLOGY_MESSAGE_TIMEOUT_SECS, TOPOLOGY_TICK_TUPLE_FREQ_SECS
+from sparkstorm.config import TOPOLOGY_MESSAGE_TIMEOUT_SECS
+from sparkstorm.connectors.batching import BatchingSink
 from sparkstorm.reliability.collectors import OutputCollector
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
-from sparkstorm.topology.components import Bolt, Spout
+from sparkstorm.topology.components import Spout
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import OutputFieldsDeclarer
 from sparkstorm.topology.fields import Fields
@@ -230,7 +231,7 @@ class RedisStreamSpout(Spout):
         self.client.close()
 
 
-class RedisHashBolt(Bolt):
+class RedisHashBolt(BatchingSink):
     """Writes each input as a Redis hash ``key_prefix + tup[key]``, acked after the write.
 
     Idempotent: a replayed tuple sets the same fields of the same hash again. Inputs are
@@ -242,6 +243,7 @@ class RedisHashBolt(Bolt):
     """
 
     transient: ClassVar[tuple[str, ...]] = ("client",)
+    write_errors = (redis.RedisError,)
 
     def __init__(
         self,
@@ -253,53 +255,23 @@ class RedisHashBolt(Bolt):
         batch_size: int = 500,
         flush_secs: float | None = 1.0,
     ) -> None:
+        super().__init__(batch_size, flush_secs)
         self.url, self.key, self.fields, self.key_prefix = url, key, fields, key_prefix
-        self.batch_size, self.flush_secs = batch_size, flush_secs
-
-    def get_component_configuration(self) -> dict[str, Any] | None:
-        """A tick every ``flush_secs``, so a partial batch is written in time."""
-        return None if self.flush_secs is None else {TOPOLOGY_TICK_TUPLE_FREQ_SECS: self.flush_secs}
 
     def prepare(
         self, conf: dict[str, Any], context: TopologyContext, collector: OutputCollector
     ) -> None:
         """Take the process's client for ``url``."""
-        self.collector = collector
-        self.buffer: list[Tuple] = getattr(self, "buffer", [])
+        super().prepare(conf, context, collector)
         url = self.url
         self.client: Any = context.shared_resource(
             ("redis", url), lambda: redis.Redis.from_url(url)
         )
 
-    def execute(self, tup: Tuple) -> None:
-        """Buffer the tuple; write on a full batch or a tick."""
-        if tup.is_tick():
-            self.collector.ack(tup)
-            self.flush()
-            return
-        self.buffer.append(tup)
-        if len(self.buffer) >= self.batch_size:
-            self.flush()
-
-    def flush(self) -> None:
-        """Write the buffer in one transaction; ack it after, fail it if the write fails."""
-        if not self.buffer:
-            return
-        batch, self.buffer = self.buffer, []
-        try:
-            with self.client.pipeline(transaction=True) as tx:
-                for tup in batch:
-                    mapping = {f: tup[f] for f in self.fields}
-                    tx.hset(f"{self.key_prefix}{tup[self.key]}", mapping=mapping)
-                tx.execute()
-        except redis.RedisError as exc:
-            self.collector.report_error(exc)
+    def write(self, batch: list[Tuple]) -> None:
+        """``HSET`` every tuple's hash in one ``MULTI``/``EXEC``."""
+        with self.client.pipeline(transaction=True) as tx:
             for tup in batch:
-                self.collector.fail(tup)
-            return
-        for tup in batch:
-            self.collector.ack(tup)
-
-    def cleanup(self) -> None:
-        """Write what is buffered."""
-        self.flush()
+                mapping = {f: tup[f] for f in self.fields}
+                tx.hset(f"{self.key_prefix}{tup[self.key]}", mapping=mapping)
+            tx.execute()
