@@ -1,0 +1,257 @@
+"""``NatsJetStreamSpout``: at-least-once from a NATS JetStream durable pull consumer.
+
+A message is acked when its tuple tree completes. A failed tree's message is nak-ed
+with a delay, and JetStream delivers it again; once the server's delivery count
+reaches ``max_retries`` it is published to ``dead_letter_subject`` (with the count and
+the last failure reason in headers) and terminated. The consumer's ``ack_wait`` is
+three message timeouts: a tree fails (and is nak-ed) within two, so the server never
+redelivers a message that is still being processed. A spout that dies leaves its
+messages unacked, and the server delivers them again after ``ack_wait``.
+
+nats-py is asyncio: the client runs on an event loop in a thread of the spout's own,
+which fetches ahead into a buffer; ``next_tuple`` only takes from that buffer, so it
+never blocks, and acks travel back to the loop without waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+from collections import deque
+from concurrent.futures import Future
+from typing import Any
+
+import nats
+from nats.js.api import AckPolicy, ConsumerConfig
+
+from sparkstorm._types import FailReason
+from sparkstorm.config import TOPOLOGY_MAX_SPOUT_PENDING, TOPOLOGY_MESSAGE_TIMEOUT_SECS
+from sparkstorm.reliability.spout_collector import SpoutOutputCollector
+from sparkstorm.topology.components import Spout
+from sparkstorm.topology.context import TopologyContext
+from sparkstorm.topology.declarers import OutputFieldsDeclarer
+from sparkstorm.topology.fields import Fields
+
+log = logging.getLogger(__name__)
+
+ATTEMPTS_HEADER = "X-Sparkstorm-Attempts"
+REASON_HEADER = "X-Sparkstorm-Last-Failure"
+CONNECT_SECS = 5.0
+RETRY_SECS = 5.0
+FETCH_SECS = 0.5
+
+
+class NatsJetStreamSpout(Spout):
+    """Consumes ``subject`` of JetStream ``stream`` as durable consumer ``durable``.
+
+    Emits ``(subject, data)``: the message's subject and its payload (text with
+    ``decode``, bytes with ``decode=None``).
+
+    Parameters
+    ----------
+    url
+        The NATS server, e.g. ``nats://127.0.0.1:4222``.
+    stream, subject, durable
+        The JetStream stream, the subject filter, and the durable consumer's name (created
+        if missing), shared by the spout's tasks.
+    max_retries
+        Deliveries (the server's count) after which a failing message is dead-lettered.
+    dead_letter_subject
+        Where it is published then; needed with ``max_retries``.
+    nak_delay_secs
+        How long JetStream waits before delivering a failed message again.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(
+        self,
+        url: str,
+        stream: str,
+        subject: str,
+        durable: str,
+        *,
+        max_retries: int | None = None,
+        dead_letter_subject: str | None = None,
+        nak_delay_secs: float = 1.0,
+        decode: str | None = "utf-8",
+        fetch: int = 100,
+    ) -> None:
+        if max_retries is not None and not dead_letter_subject:
+            msg = f"NatsJetStreamSpout({subject!r}): max_retries needs a dead_letter_subject"
+            raise ValueError(msg)
+        self.url, self.stream, self.subject, self.durable = url, stream, subject, durable
+        self.max_retries, self.dead_letter_subject = max_retries, dead_letter_subject
+        self.nak_delay_secs, self.decode, self.fetch = nak_delay_secs, decode, fetch
+
+    def declare_output_fields(self, declarer: OutputFieldsDeclarer) -> None:
+        """``subject`` and ``data``."""
+        declarer.declare(Fields("subject", "data"))
+
+    def open(
+        self, conf: dict[str, Any], context: TopologyContext, collector: SpoutOutputCollector
+    ) -> None:
+        """Start the client's event loop, connect and bind the durable pull consumer."""
+        self.collector = collector
+        self.component = context.get_this_component_id()
+        self.task = context.get_this_task_id()
+        self.ack_wait = 3.0 * conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS]
+        self.max_ack_pending = conf.get(TOPOLOGY_MAX_SPOUT_PENDING) or 1000
+        self.buffer: deque[Any] = deque()
+        self.in_flight: dict[int, Any] = {}
+        self.sent: list[Future[Any]] = []
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.running = True
+        self.connected = False
+        self.next_attempt = 0.0
+        self._connect()
+
+    def _connect(self) -> None:
+        self.last_error: BaseException | None = None
+        started = asyncio.run_coroutine_threadsafe(
+            asyncio.wait_for(self._start(), CONNECT_SECS), self.loop
+        )
+        try:
+            started.result(CONNECT_SECS + 1)
+        except Exception as exc:
+            started.cancel()
+            cause = self.last_error or exc
+            self.collector.report_error(
+                ConnectionError(
+                    f"NatsJetStreamSpout cannot consume {self.stream}/{self.durable} at "
+                    f"{self.url}: {type(cause).__name__}: {cause or 'no answer'}; "
+                    f"retrying in {RETRY_SECS:g} s"
+                )
+            )
+            self.next_attempt = time.monotonic() + RETRY_SECS
+            return
+        self.connected = True
+
+    async def _start(self) -> None:
+        self.client = await nats.connect(
+            self.url,
+            connect_timeout=2,
+            max_reconnect_attempts=-1,  # once connected, the client reconnects by itself
+            error_cb=self._on_error,
+            disconnected_cb=self._on_disconnected,
+            reconnected_cb=self._on_reconnected,
+        )
+        self.js = self.client.jetstream()
+        config = ConsumerConfig(
+            durable_name=self.durable,
+            ack_policy=AckPolicy.EXPLICIT,
+            ack_wait=self.ack_wait,
+            max_ack_pending=self.max_ack_pending,
+            filter_subject=self.subject,
+        )
+        self.sub = await self.js.pull_subscribe(
+            self.subject, durable=self.durable, stream=self.stream, config=config
+        )
+        self.fetcher = asyncio.ensure_future(self._fetch_ahead())
+
+    async def _on_error(self, error: BaseException) -> None:
+        """nats-py prints a traceback per failed attempt by default; keep the cause."""
+        self.last_error = error
+
+    async def _on_disconnected(self) -> None:
+        log.warning("NatsJetStreamSpout lost %s; reconnecting", self.url)
+
+    async def _on_reconnected(self) -> None:
+        log.warning("NatsJetStreamSpout reconnected to %s", self.url)
+
+    async def _fetch_ahead(self) -> None:
+        """Keep the buffer filled; an empty fetch waits ``FETCH_SECS`` on the server."""
+        while self.running:
+            if len(self.buffer) >= self.fetch:
+                await asyncio.sleep(0.01)
+                continue
+            try:
+                self.buffer.extend(await self.sub.fetch(self.fetch, timeout=FETCH_SECS))
+            except (TimeoutError, nats.errors.TimeoutError):
+                continue  # nothing to deliver now
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if self.running:
+                    log.warning("NatsJetStreamSpout: fetch failed (%s); retrying", exc)
+                    await asyncio.sleep(1.0)
+
+    def next_tuple(self) -> None:
+        """Emit one fetched message. Never blocks."""
+        if not self.connected:
+            if time.monotonic() >= self.next_attempt:
+                self._connect()
+            return
+        if not self.buffer:
+            return
+        msg = self.buffer.popleft()
+        key = msg.metadata.sequence.stream
+        self.in_flight[key] = msg
+        try:
+            data = msg.data.decode(self.decode) if self.decode else msg.data
+        except UnicodeDecodeError as exc:
+            text = f"payload is not {self.decode} text ({exc.reason} at byte {exc.start})"
+            self.collector.report_error(
+                ValueError(f"NatsJetStreamSpout: message {key} on {msg.subject!r}: {text}")
+            )
+            self.fail(key, FailReason("error", self.component, self.task, text))
+            return
+        self.collector.emit([msg.subject, data], msg_id=key)
+
+    def _send(self, coroutine: Any) -> None:
+        """Run an ack, nak or publish on the client's loop without waiting for it."""
+        self.sent = [f for f in self.sent if not f.done()]
+        self.sent.append(asyncio.run_coroutine_threadsafe(coroutine, self.loop))
+
+    def ack(self, msg_id: Any) -> None:
+        """Ack the message: its tree completed."""
+        msg = self.in_flight.pop(msg_id, None)
+        if msg is not None:
+            self._send(msg.ack())
+
+    def fail(self, msg_id: Any, reason: FailReason | None = None) -> None:
+        """Nak the message (delivered again after ``nak_delay_secs``) or dead-letter it."""
+        msg = self.in_flight.pop(msg_id, None)
+        if msg is None:
+            return
+        delivered = msg.metadata.num_delivered
+        if self.max_retries is not None and delivered >= self.max_retries:
+            self._send(self._dead_letter(msg, delivered, reason))
+        else:
+            self._send(msg.nak(delay=self.nak_delay_secs))
+
+    async def _dead_letter(self, msg: Any, delivered: int, reason: FailReason | None) -> None:
+        headers = {
+            **(msg.headers or {}),
+            ATTEMPTS_HEADER: str(delivered),
+            REASON_HEADER: str(reason) if reason is not None else "unknown",
+        }
+        assert self.dead_letter_subject is not None
+        await self.js.publish(self.dead_letter_subject, msg.data, headers=headers)
+        await msg.term()  # only once the copy is stored: a crash in between duplicates
+
+    async def _stop(self) -> None:
+        self.fetcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.fetcher
+        await self.client.close()
+
+    def close(self) -> None:
+        """Finish pending acks, return fetched messages not emitted, close the client."""
+        self.running = False
+        if self.connected:
+            for msg in self.buffer:
+                self._send(msg.nak())
+            for future in list(self.sent):
+                try:
+                    future.result(CONNECT_SECS)
+                except Exception as exc:
+                    log.warning("NatsJetStreamSpout: an ack or nak failed at close (%s)", exc)
+            asyncio.run_coroutine_threadsafe(self._stop(), self.loop).result(CONNECT_SECS)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(CONNECT_SECS)

@@ -1,0 +1,137 @@
+"""NATS JetStream end to end against the real server on loopback: nothing lost, nothing stuck."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import nats
+import pytest
+
+from sparkstorm import Bolt, Config, Fields, TopologyBuilder, run
+from sparkstorm.connectors.nats_jetstream import (
+    ATTEMPTS_HEADER,
+    REASON_HEADER,
+    NatsJetStreamSpout,
+)
+
+pytestmark = pytest.mark.services
+URL = "nats://127.0.0.1:4222"
+
+
+async def _with_js(work):
+    try:
+        client = await nats.connect(URL, connect_timeout=2, max_reconnect_attempts=0)
+    except Exception as exc:
+        pytest.fail(f"NATS is not reachable at 127.0.0.1:4222 ({exc!r}); start nats-server -js")
+    try:
+        return await work(client.jetstream())
+    finally:
+        await client.close()
+
+
+def js(work):
+    return asyncio.run(_with_js(work))
+
+
+@pytest.fixture
+def names():
+    name = f"sparkstorm_{uuid.uuid4().hex[:10]}"
+
+    async def create(jsm):
+        await jsm.add_stream(name=name, subjects=[f"{name}.in.>"])
+        await jsm.add_stream(name=f"{name}_dead", subjects=[f"{name}.dead"])
+
+    js(create)
+    yield name
+
+    async def delete(jsm):
+        for stream in (name, f"{name}_dead"):
+            await jsm.delete_stream(stream)
+
+    js(delete)
+
+
+def publish(name, bodies):
+    async def send(jsm):
+        for i, body in enumerate(bodies):
+            await jsm.publish(f"{name}.in.{i}", body)
+
+    js(send)
+
+
+class Check(Bolt):
+    """Fails "poison" always, passes the rest on, and records what it saw."""
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+
+    def execute(self, tup):
+        if tup["data"] == "poison":
+            self.collector.fail(tup)
+            return
+        self.collector.emit([tup["data"]], tup)
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("data"))
+
+
+def topology(name, **options):
+    builder = TopologyBuilder()
+    spout = NatsJetStreamSpout(URL, name, f"{name}.in.>", "sparkstorm", **options)
+    builder.set_spout("messages", spout)
+    builder.set_bolt("check", Check(), 2).shuffle_grouping("messages")
+    conf = Config({Config.SPARKSTORM_CAPTURE: ["check"]})
+    conf.set_message_timeout_secs(5)
+    conf.set_max_spout_pending(50)
+    return builder.create_topology(), conf
+
+
+def consumer_state(name):
+    async def info(jsm):
+        consumer = await jsm.consumer_info(name, "sparkstorm")
+        return consumer.num_pending, consumer.num_ack_pending
+
+    return js(info)
+
+
+def test_every_message_is_acked_or_dead_lettered(names, engine, request):
+    publish(names, [f"hello {i}".encode() for i in range(100)] + [b"poison"])
+    spark = request.getfixturevalue("spark") if engine == "spark" else None
+    topo, conf = topology(
+        names, max_retries=2, dead_letter_subject=f"{names}.dead", nak_delay_secs=0.1
+    )
+    result = run(topo, conf, engine=engine, spark=spark, until_idle=True)
+    seen = sorted(values[0] for values in result.captured[("check", "default")])
+    assert seen == sorted(f"hello {i}" for i in range(100))  # each exactly once
+    assert consumer_state(names) == (0, 0)  # nothing left, nothing unacked
+
+    async def dead(jsm):
+        msg = await jsm.get_last_msg(f"{names}_dead", f"{names}.dead")
+        return msg.data, msg.headers
+
+    data, headers = js(dead)
+    assert data == b"poison" and headers[ATTEMPTS_HEADER] == "2"
+    assert headers[REASON_HEADER].startswith("explicit by check:")
+    assert result.stats["messages"]["fail_reasons"] == {"explicit": 2}
+
+
+def test_an_undecodable_payload_is_dead_lettered_naming_it(names):
+    publish(names, [b"\xff\xfe", b"fine"])
+    topo, conf = topology(names, max_retries=1, dead_letter_subject=f"{names}.dead")
+    result = run(topo, conf, engine="local", until_idle=True)
+    assert result.captured[("check", "default")] == [["fine"]]
+    assert consumer_state(names) == (0, 0)
+    assert any("not utf-8 text" in e.message for e in result.errors)
+
+
+def test_an_unreachable_server_is_an_error_naming_where(names):
+    builder = TopologyBuilder()
+    spout = NatsJetStreamSpout("nats://127.0.0.1:4299", names, f"{names}.in.>", "x")
+    builder.set_spout("messages", spout)
+    builder.set_bolt("check", Check()).shuffle_grouping("messages")
+    result = run(builder.create_topology(), {}, engine="local", until_idle=True)
+    (error, *_) = result.errors
+    assert "NatsJetStreamSpout cannot consume" in error.message
+    assert "nats://127.0.0.1:4299: ConnectionRefusedError" in error.message
