@@ -104,7 +104,7 @@ def measure(
         f"word count at a steady offered rate for {secs:g}s, default configuration, acking "
         "on (complete latency: spout emit to tree acked)",
         f"{'engine':<8}{'offered/s':>11}{'achieved/s':>12}{'p50 ms':>9}{'p99 ms':>9}"
-        f"{'steps':>7}{'ms/step':>9}{'failed':>8}",
+        f"{'steps':>9}{'ms/step':>9}{'failed':>8}",
     ]
     for rate in rates:
         for engine in engines:
@@ -113,7 +113,7 @@ def measure(
             step_ms = 1000 * (secs / max(1, r["supersteps"]))
             lines.append(
                 f"{engine:<8}{rate:>11,}{r['tps']:>12,.0f}{r['p50']:>9,.0f}{r['p99']:>9,.0f}"
-                f"{r['supersteps']:>7,}{step_ms:>9,.1f}{r['failed']:>8,}"
+                f"{r['supersteps']:>9,}{step_ms:>9,.1f}{r['failed']:>8,}"
             )
     lines += [
         "achieved: tuples (sentences + words) over the run's wall time, drain included;",
