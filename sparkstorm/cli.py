@@ -240,7 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
     stop.add_argument(
         "--until-idle",
         action="store_true",
-        help="stop when nothing is in flight and spouts emit nothing (default)",
+        help="stop once nothing is in flight or pending and the spouts are quiet "
+        "(the default for a module that sets UNTIL_IDLE = True)",
     )
     run.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
     run.add_argument(
@@ -335,7 +336,6 @@ def main(argv: list[str] | None = None) -> int:
         overrides = parse_conf(args.conf)
         if args.spark_conf:
             overrides.update(read_spark_conf(args.spark_conf))
-        check_options(args, overrides)
         topology, conf, module = resolve_target(args.target)
         conf.update(overrides)
         check_options(args, conf)

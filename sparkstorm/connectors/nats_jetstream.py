@@ -102,7 +102,7 @@ class NatsJetStreamSpout(Spout):
         self.max_ack_pending = conf.get(TOPOLOGY_MAX_SPOUT_PENDING) or 1000
         self.buffer: deque[Any] = deque()
         self.in_flight: dict[int, Any] = {}
-        self.sent: list[Future[Any]] = []
+        self.sent: deque[Future[Any]] = deque()
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
@@ -205,7 +205,8 @@ class NatsJetStreamSpout(Spout):
 
     def _send(self, coroutine: Any) -> None:
         """Run an ack, nak or publish on the client's loop without waiting for it."""
-        self.sent = [f for f in self.sent if not f.done()]
+        while self.sent and self.sent[0].done():  # they finish about in order: O(1) a call
+            self.sent.popleft()
         self.sent.append(asyncio.run_coroutine_threadsafe(coroutine, self.loop))
 
     def ack(self, msg_id: Any) -> None:

@@ -45,6 +45,8 @@ ATTEMPTS_HEADER = "x-sparkstorm-attempts"
 REASON_HEADER = "x-sparkstorm-last-failure"
 RECONNECT_SECS = 1.0
 MAX_RECONNECT_SECS = 30.0
+REQUEUE, REJECT, COUNT, DEAD_LETTER = "requeue", "reject", "count", "dead-letter"
+"""How a failed delivery ends (see ``RabbitMQSpout._settle``)."""
 FIRST_FETCH_SECS = 0.3
 _CONNECTION_ERRORS = (pika.exceptions.AMQPError, OSError)
 
@@ -169,10 +171,10 @@ class RabbitMQSpout(Spout):
         )
         self.collector.report_error(error)
         reason = FailReason("error", self.component, self.task, text)
-        if self.max_retries is None:
-            self._settle(tag, reason, dead_letter=bool(self.dead_letter_queue), reject=True)
+        if self.max_retries is not None:
+            self._settle(tag, reason, COUNT)
         else:
-            self._settle(tag, reason)
+            self._settle(tag, reason, DEAD_LETTER if self.dead_letter_queue else REJECT)
 
     def _reconnect(self) -> None:
         try:
@@ -232,38 +234,28 @@ class RabbitMQSpout(Spout):
         if generation != self.generation or tag not in self.in_flight:
             return  # from a lost connection: RabbitMQ already requeued it
         if self.max_retries is None or (reason is not None and reason.kind == SHUTDOWN.kind):
-            self._settle(tag, reason, requeue=True)
+            self._settle(tag, reason, REQUEUE)
         else:
-            self._settle(tag, reason)
+            self._settle(tag, reason, COUNT)
 
-    def _settle(
-        self,
-        tag: int,
-        reason: FailReason | None,
-        *,
-        requeue: bool = False,
-        dead_letter: bool = False,
-        reject: bool = False,
-    ) -> None:
-        """End a failed delivery: requeue, dead-letter, reject, or count an attempt.
+    def _settle(self, tag: int, reason: FailReason | None, how: str) -> None:
+        """End a failed delivery as ``how`` says.
 
-        Counting republishes it with its attempts raised (to the dead-letter queue once
-        they reach ``max_retries``) and then acks the original.
+        ``REQUEUE`` and ``REJECT`` hand it back as it is; ``COUNT`` and ``DEAD_LETTER``
+        republish it with its attempt counted (to the dead-letter queue at once, or once
+        the attempts reach ``max_retries``), then ack the original.
         """
         properties, body = self.in_flight.pop(tag)
         try:
-            if requeue:
-                self.channel.basic_nack(tag, requeue=True)
+            if how in (REQUEUE, REJECT):
+                self.channel.basic_nack(tag, requeue=how == REQUEUE)
                 return
             headers = dict(properties.headers or {})
             attempts = int(headers.get(ATTEMPTS_HEADER, 0)) + 1
             headers[ATTEMPTS_HEADER] = attempts
             headers[REASON_HEADER] = str(reason) if reason is not None else "unknown"
-            if reject and not dead_letter:
-                self.channel.basic_nack(tag, requeue=False)  # nowhere to keep it
-                return
             exhausted = self.max_retries is not None and attempts >= self.max_retries
-            target = self.dead_letter_queue if dead_letter or exhausted else self.queue
+            target = self.dead_letter_queue if how == DEAD_LETTER or exhausted else self.queue
             copy = pika.BasicProperties(
                 headers=headers,
                 delivery_mode=properties.delivery_mode,

@@ -144,7 +144,8 @@ def create_session(
     for key, value in settings.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
-    session.sparkstorm_log_file = log_file  # type: ignore[attr-defined]
+    if log_file is not None:  # a session reused here keeps the file its creator named
+        session.sparkstorm_log_file = log_file  # type: ignore[attr-defined]
     quiet_superstep_warnings(session)
     return session
 

@@ -92,10 +92,9 @@ class _Emitter:
         self._counter = task_id
         self._captured: list[tuple[str, str, list[Any]]] | None = None
         self.errors: list[ReportedError] = []
-        conf = plan.conf
         self._throttle = _ErrorThrottle(
-            conf.get(TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL, 5),
-            conf.get(TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS, 10),
+            plan.conf[TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL],
+            plan.conf[TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS],
         )
         self.emitted = 0
         self.transferred = 0

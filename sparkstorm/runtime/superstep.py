@@ -319,10 +319,11 @@ class TopologyRuntime:
         self.deactivate()
         deadline = None if drain_secs is None else time.monotonic() + drain_secs
         for _ in range(max_steps):
-            done = self.idle() and not (wait_pending and self.pending_count())
+            idle = self.idle()
+            done = idle and not (wait_pending and self.pending_count())
             if done or (deadline is not None and time.monotonic() > deadline):
                 break
-            if self.idle():
+            if idle:
                 time.sleep(0.005)  # trees wait in bolts: let the clock bring their ticks
             self.step()
         running = self.engine.collect()  # a pipelined superstep may still run: its outcomes count

@@ -30,7 +30,6 @@ class Watchdog:
         self.limit_secs = limit_secs
         self.blocked: str | None = None
         """The call that has not returned for ``limit_secs``, while it has not."""
-        self.reports: list[str] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="sparkstorm-watchdog", daemon=True)
 
@@ -58,5 +57,4 @@ class Watchdog:
                     f"(wait with a short timeout, or hand the work to a thread of your own); "
                     f"the whole topology waits for it"
                 )
-                self.reports.append(message)
                 log.warning("%s", message)
