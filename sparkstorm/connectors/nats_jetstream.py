@@ -25,10 +25,12 @@ from concurrent.futures import Future
 from typing import Any
 
 import nats
+import nats.errors
 from nats.js.api import AckPolicy, ConsumerConfig
 
 from sparkstorm._types import FailReason
 from sparkstorm.config import TOPOLOGY_MAX_SPOUT_PENDING, TOPOLOGY_MESSAGE_TIMEOUT_SECS
+from sparkstorm.connectors.urls import checked_url, redacted
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
 from sparkstorm.topology.components import Spout
 from sparkstorm.topology.context import TopologyContext
@@ -41,7 +43,9 @@ ATTEMPTS_HEADER = "X-Sparkstorm-Attempts"
 REASON_HEADER = "X-Sparkstorm-Last-Failure"
 CONNECT_SECS = 5.0
 RETRY_SECS = 5.0
+RETRY_WAIT_SECS = 1.0
 FETCH_SECS = 0.5
+NATS_SCHEMES = ("nats", "tls", "ws", "wss")
 
 
 class NatsJetStreamSpout(Spout):
@@ -83,6 +87,13 @@ class NatsJetStreamSpout(Spout):
         if max_retries is not None and not dead_letter_subject:
             msg = f"NatsJetStreamSpout({subject!r}): max_retries needs a dead_letter_subject"
             raise ValueError(msg)
+        for server in url.split(","):
+            checked_url(
+                f"NatsJetStreamSpout({subject!r})",
+                server.strip(),
+                NATS_SCHEMES,
+                "nats://127.0.0.1:4222",
+            )
         self.url, self.stream, self.subject, self.durable = url, stream, subject, durable
         self.max_retries, self.dead_letter_subject = max_retries, dead_letter_subject
         self.nak_delay_secs, self.decode, self.fetch = nak_delay_secs, decode, fetch
@@ -109,38 +120,66 @@ class NatsJetStreamSpout(Spout):
         self.running = True
         self.connected = False
         self.next_attempt = 0.0
-        self._connect()
+        self.attempt: Future[None] | None = None
+        first = self._connect()
+        with contextlib.suppress(Exception):  # the first attempt is reported at open
+            first.result(CONNECT_SECS + 1)
+        self._connected()
 
-    def _connect(self) -> None:
+    def _connect(self) -> Future[None]:
+        """Start a connection attempt on the client's loop; ``_connected`` collects it."""
         self.last_error: BaseException | None = None
-        started = asyncio.run_coroutine_threadsafe(
+        self.attempt = asyncio.run_coroutine_threadsafe(
             asyncio.wait_for(self._start(), CONNECT_SECS), self.loop
         )
+        return self.attempt
+
+    def _connected(self) -> bool:
+        """Whether the attempt under way succeeded; never waits.
+
+        A failed attempt is reported, and the next one is due ``RETRY_SECS`` later.
+        """
+        attempt = self.attempt
+        if attempt is None or not attempt.done():
+            return False
         try:
-            started.result(CONNECT_SECS + 1)
+            attempt.result()
         except Exception as exc:
-            started.cancel()
             cause = self.last_error or exc
             self.collector.report_error(
                 ConnectionError(
                     f"NatsJetStreamSpout cannot consume {self.stream}/{self.durable} at "
-                    f"{self.url}: {type(cause).__name__}: {cause or 'no answer'}; "
+                    f"{redacted(self.url)}: {type(cause).__name__}: {cause or 'no answer'}; "
                     f"retrying in {RETRY_SECS:g} s"
                 )
             )
             self.next_attempt = time.monotonic() + RETRY_SECS
-            return
+            self.attempt = None
+            return False
         self.connected = True
+        return True
 
     async def _start(self) -> None:
+        # nats-py retries inside connect() until max_reconnect_attempts is exceeded (0
+        # means forever): allow one quick retry, so that a refused port or login is
+        # reported at once, then let the connected client reconnect by itself, forever.
         self.client = await nats.connect(
             self.url,
             connect_timeout=2,
-            max_reconnect_attempts=-1,  # once connected, the client reconnects by itself
+            max_reconnect_attempts=1,
+            reconnect_time_wait=0.1,
             error_cb=self._on_error,
             disconnected_cb=self._on_disconnected,
             reconnected_cb=self._on_reconnected,
         )
+        self.client.options.update(max_reconnect_attempts=-1, reconnect_time_wait=RETRY_WAIT_SECS)
+        try:
+            await self._bind()
+        except BaseException:  # connected, but no consumer: do not leave the client open
+            await self.client.close()
+            raise
+
+    async def _bind(self) -> None:
         self.js = self.client.jetstream()
         config = ConsumerConfig(
             durable_name=self.durable,
@@ -155,14 +194,20 @@ class NatsJetStreamSpout(Spout):
         self.fetcher = asyncio.ensure_future(self._fetch_ahead())
 
     async def _on_error(self, error: BaseException) -> None:
-        """nats-py prints a traceback per failed attempt by default; keep the cause."""
-        self.last_error = error
+        """Keep the telling cause (nats-py would print a traceback per failed attempt).
+
+        What the server said (``'Authorization Violation'``) beats the socket reset that
+        may follow it within the same attempt.
+        """
+        if not isinstance(self.last_error, nats.errors.Error):
+            self.last_error = error
 
     async def _on_disconnected(self) -> None:
-        log.warning("NatsJetStreamSpout lost %s; reconnecting", self.url)
+        if self.running:  # not the spout's own close
+            log.warning("NatsJetStreamSpout lost %s; reconnecting", redacted(self.url))
 
     async def _on_reconnected(self) -> None:
-        log.warning("NatsJetStreamSpout reconnected to %s", self.url)
+        log.warning("NatsJetStreamSpout reconnected to %s", redacted(self.url))
 
     async def _fetch_ahead(self) -> None:
         """Keep the buffer filled; an empty fetch waits ``FETCH_SECS`` on the server."""
@@ -184,9 +229,10 @@ class NatsJetStreamSpout(Spout):
     def next_tuple(self) -> None:
         """Emit one fetched message. Never blocks."""
         if not self.connected:
-            if time.monotonic() >= self.next_attempt:
+            if self.attempt is None and time.monotonic() >= self.next_attempt:
                 self._connect()
-            return
+            if not self._connected():
+                return
         if not self.buffer:
             return
         msg = self.buffer.popleft()
@@ -236,16 +282,36 @@ class NatsJetStreamSpout(Spout):
         await self.js.publish(self.dead_letter_subject, msg.data, headers=headers)
         await msg.term()  # only once the copy is stored: a crash in between duplicates
 
-    async def _stop(self) -> None:
-        self.fetcher.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self.fetcher
-        await self.client.close()
+    async def _finish_fetch(self) -> None:
+        """Let the fetch under way end, within ``FETCH_SECS``.
+
+        What it brings is then in the buffer, to be returned; a cancelled fetch would
+        strand its messages on the server until their ack wait ran out.
+        """
+        try:
+            await asyncio.wait_for(asyncio.shield(self.fetcher), FETCH_SECS + 1)
+        except TimeoutError:
+            self.fetcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.fetcher
+
+    async def _flush_and_close(self) -> None:
+        """Acks and naks are buffered writes: without the flush, close can drop them."""
+        try:
+            await self.client.flush(timeout=int(CONNECT_SECS))
+        finally:
+            await self.client.close()
 
     def close(self) -> None:
-        """Finish pending acks, return fetched messages not emitted, close the client."""
+        """Stop fetching, return what was fetched and not emitted, close the client.
+
+        Acks and naks still on their way are finished first.
+        """
         self.running = False
         if self.connected:
+            asyncio.run_coroutine_threadsafe(self._finish_fetch(), self.loop).result(
+                CONNECT_SECS + FETCH_SECS
+            )
             for msg in self.buffer:
                 self._send(msg.nak())
             for future in list(self.sent):
@@ -253,6 +319,8 @@ class NatsJetStreamSpout(Spout):
                     future.result(CONNECT_SECS)
                 except Exception as exc:
                     log.warning("NatsJetStreamSpout: an ack or nak failed at close (%s)", exc)
-            asyncio.run_coroutine_threadsafe(self._stop(), self.loop).result(CONNECT_SECS)
+            asyncio.run_coroutine_threadsafe(self._flush_and_close(), self.loop).result(
+                2 * CONNECT_SECS
+            )
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(CONNECT_SECS)

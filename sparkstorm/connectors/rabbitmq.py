@@ -33,6 +33,7 @@ import pika
 import pika.exceptions
 
 from sparkstorm._types import SHUTDOWN, FailReason
+from sparkstorm.connectors.urls import checked_url
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
 from sparkstorm.topology.components import Spout
 from sparkstorm.topology.context import TopologyContext
@@ -87,7 +88,13 @@ class RabbitMQSpout(Spout):
         if max_retries is not None and not dead_letter_queue:
             msg = f"RabbitMQSpout({queue!r}): max_retries needs a dead_letter_queue to send to"
             raise ValueError(msg)
-        self.url, self.queue = url, queue
+        self.url = checked_url(
+            f"RabbitMQSpout({queue!r})",
+            url,
+            ("amqp", "amqps"),
+            "amqp://guest:guest@127.0.0.1:5672/%2F",
+        )
+        self.queue = queue
         self.max_retries, self.dead_letter_queue = max_retries, dead_letter_queue
         self.prefetch, self.decode = prefetch, decode
 

@@ -27,6 +27,7 @@ import redis
 from sparkstorm._types import SHUTDOWN, FailReason
 from sparkstorm.config import TOPOLOGY_MESSAGE_TIMEOUT_SECS
 from sparkstorm.connectors.batching import BatchingSink
+from sparkstorm.connectors.urls import checked_url
 from sparkstorm.reliability.collectors import OutputCollector
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
 from sparkstorm.topology.components import Spout
@@ -43,6 +44,7 @@ SOURCE_ID_FIELD = "x-sparkstorm-source-id"
 READ_COUNT = 100
 RECONNECT_SECS = 1.0
 MAX_RECONNECT_SECS = 30.0
+REDIS_SCHEMES = ("redis", "rediss", "unix")
 
 
 class RedisStreamSpout(Spout):
@@ -79,7 +81,10 @@ class RedisStreamSpout(Spout):
         if max_retries is not None and not dead_letter_stream:
             msg = f"RedisStreamSpout({stream!r}): max_retries needs a dead_letter_stream"
             raise ValueError(msg)
-        self.url, self.stream, self.group = url, stream, group
+        self.url = checked_url(
+            f"RedisStreamSpout({stream!r})", url, REDIS_SCHEMES, "redis://127.0.0.1:6379/0"
+        )
+        self.stream, self.group = stream, group
         self.max_retries, self.dead_letter_stream = max_retries, dead_letter_stream
         self.start_id, self.decode = start_id, decode
 
@@ -98,7 +103,9 @@ class RedisStreamSpout(Spout):
         self.consumer = f"{self.component}-{index}"
         self.claim_idle_ms = int(2000 * conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS])
         # redis-py types its replies for every protocol and mode at once: read them as Any
-        self.client: Any = redis.Redis.from_url(self.url, socket_timeout=5)
+        self.client: Any = redis.Redis.from_url(
+            self.url, socket_timeout=5, client_name=f"sparkstorm:{self.stream}:{self.consumer}"
+        )
         self.buffer: deque[tuple[bytes, dict[bytes, bytes]]] = deque()
         self.in_flight: dict[bytes, dict[bytes, bytes]] = {}
         self.next_claim = 0.0
@@ -119,10 +126,12 @@ class RedisStreamSpout(Spout):
             except redis.ResponseError as exc:
                 if "BUSYGROUP" not in str(exc):
                     raise
-            self._read("0")  # its own history: entries a previous run left unacked
         except redis.RedisError as exc:
             self._unreachable(exc)
             return
+        # Its own history first: what a previous run (or connection) left unacked.
+        self.buffer.clear()
+        self.history: bytes | str | None = "0"
         self.ready = True
         self.backoff = RECONNECT_SECS
 
@@ -130,18 +139,27 @@ class RedisStreamSpout(Spout):
         self.collector.report_error(
             ConnectionError(
                 f"RedisStreamSpout cannot use stream {self.stream!r} at {self._where()}: "
-                f"{exc}; retrying in {self.backoff:g} s"
+                f"{type(exc).__name__}: {exc}; retrying in {self.backoff:g} s"
             )
         )
         self.next_attempt = time.monotonic() + self.backoff
         self.backoff = min(2 * self.backoff, MAX_RECONNECT_SECS)
 
-    def _read(self, start: str) -> None:
+    def _read(self, start: bytes | str) -> list[Any]:
+        """Buffer the entries read from ``start`` and return them.
+
+        ``">"`` reads new entries; an id reads this consumer's pending entries after it.
+        Entries trimmed from the stream while pending come without fields: they are acked.
+        """
         reply = self.client.xreadgroup(
             self.group, self.consumer, {self.stream: start}, count=READ_COUNT
         )
-        for _, entries in reply or ():
-            self.buffer.extend((i, f) for i, f in entries if f is not None)
+        entries = [entry for _, stream_entries in reply or () for entry in stream_entries]
+        self.buffer.extend((i, f) for i, f in entries if f and i not in self.in_flight)
+        trimmed = [i for i, f in entries if not f]
+        if trimmed:
+            self.client.xack(self.stream, self.group, *trimmed)
+        return entries
 
     def next_tuple(self) -> None:
         """Emit one entry; read or claim more when none is buffered. Never blocks."""
@@ -150,9 +168,12 @@ class RedisStreamSpout(Spout):
                 self._setup()
             return
         try:
-            if not self.buffer and time.monotonic() >= self.next_claim:
+            if not self.buffer and self.history is not None:
+                entries = self._read(self.history)
+                self.history = entries[-1][0] if entries else None
+            if not self.buffer and self.history is None and time.monotonic() >= self.next_claim:
                 self._claim_abandoned()
-            if not self.buffer:
+            if not self.buffer and self.history is None:
                 self._read(">")
         except redis.RedisError as exc:
             self.ready = False
@@ -256,6 +277,7 @@ class RedisHashBolt(BatchingSink):
         flush_secs: float | None = 1.0,
     ) -> None:
         super().__init__(batch_size, flush_secs)
+        url = checked_url("RedisHashBolt", url, REDIS_SCHEMES, "redis://127.0.0.1:6379/0")
         self.url, self.key, self.fields, self.key_prefix = url, key, fields, key_prefix
 
     def prepare(

@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import time
 import uuid
-from pathlib import Path
 
 import pika
 import psycopg
@@ -32,7 +27,6 @@ from tests.connectors.topologies import (
 )
 
 pytestmark = pytest.mark.services
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -115,41 +109,6 @@ def test_10k_messages_with_failures_on_spark_lose_nothing(channel, queue, table,
     assert queue_depth(channel, queue) == 0  # nothing left, nothing unacked
 
 
-def test_killed_driver_loses_nothing_and_duplicates_only_in_flight(channel, queue, table):
-    messages, max_pending = 3000, 200
-    publish(channel, queue, messages)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    args = [
-        sys.executable,
-        "-m",
-        "tests.connectors.driver_job",
-        queue,
-        table,
-        str(messages * WORDS_PER_SENTENCE),
-    ]
-    first = subprocess.Popen(
-        args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    deadline = time.monotonic() + 120
-    while row_count(table) < 4000 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    first.send_signal(signal.SIGKILL)
-    first.wait(timeout=30)
-    assert 0 < row_count(table) < messages * WORDS_PER_SENTENCE, "kill was not mid-run"
-    second = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert second.returncode == 0, second.stderr[-2000:]
-    assert row_count(table) == messages * WORDS_PER_SENTENCE  # no message lost
-    with psycopg.connect(DSN) as conn:
-        (duplicated,) = conn.execute(
-            sql.SQL("SELECT count(DISTINCT sentence_id) FROM {} WHERE writes > 1").format(
-                sql.Identifier(table)
-            )
-        ).fetchone()
-    # only messages in flight at the kill (at most max spout pending) were processed twice
-    assert duplicated <= max_pending
-    assert queue_depth(channel, queue) == 0
-
-
 def test_poison_message_is_dead_lettered_with_its_reason(channel, queue, table):
     dlq = queue + "-dlq"
     publish(channel, queue, 20, poison=1)
@@ -199,54 +158,6 @@ def test_a_shutdown_failure_returns_the_message_uncounted(channel, queue, table)
     assert body.startswith(b"0|") and ATTEMPTS_HEADER not in (properties.headers or {})
 
 
-def test_connection_dropped_by_the_broker_recovers_with_nothing_lost(channel, queue, table, caplog):
-    messages = 2000
-    publish(channel, queue, messages)
-    topology, conf = words_topology(queue, table, spout=RabbitMQSpout(URL, queue))
-    runtime = TopologyRuntime("drop", topology, conf, make_engine("local"), WallClock())
-    spout = next(iter(runtime.spouts.values())).spout
-    deadline = time.monotonic() + 60
-    while row_count(table) < 2000 and time.monotonic() < deadline:
-        runtime.step()
-    closed = close_connections(spout.connection_name)
-    assert closed, "found no connection to close"
-    run_until(
-        runtime,
-        lambda: row_count(table) == messages * WORDS_PER_SENTENCE and not runtime.pending_count(),
-        180,
-    )
-    runtime.kill()
-    assert spout.generation >= 2  # it reconnected
-    assert row_count(table) == messages * WORDS_PER_SENTENCE
-    assert queue_depth(channel, queue) == 0
-    # the drop is noticed once: outcomes of its deliveries do not retry the dead channel
-    lost = [r for r in caplog.records if "lost its connection" in r.getMessage()]
-    assert len(lost) == spout.generation - 1
-
-
-def test_an_undecodable_body_is_dead_lettered_and_never_stalls_the_queue(channel, queue, table):
-    dlq = queue + "-dlq"
-    channel.basic_publish("", queue, b"0|\xff\xfe not utf-8", pika.BasicProperties(message_id="m0"))
-    for i, sentence in enumerate(generated_sentences(20, vocabulary=300), 1):
-        channel.basic_publish("", queue, f"{i}|{sentence}".encode())
-    spout = CheckingSpout(URL, queue, table, max_retries=2, dead_letter_queue=dlq)
-    topology, conf = words_topology(queue, table, spout=spout, max_pending=1)  # prefetch 1
-    runtime = TopologyRuntime("bad-body", topology, conf, make_engine("local"), WallClock())
-    run_until(
-        runtime,
-        lambda: queue_depth(channel, dlq) == 1 and row_count(table) == 20 * WORDS_PER_SENTENCE,
-        60,
-    )
-    runtime.kill()
-    _, properties, body = channel.basic_get(dlq, auto_ack=True)
-    assert body == b"0|\xff\xfe not utf-8"
-    assert properties.headers[ATTEMPTS_HEADER] == 2  # each try counted, then dead-lettered
-    assert properties.headers[REASON_HEADER].startswith("error by sentences:")
-    assert queue_depth(channel, queue) == 0
-    messages = [e.message for e in runtime.errors]
-    assert any("message m0 on queue" in m and "not utf-8 text" in m for m in messages)
-
-
 def test_an_undecodable_body_without_retries_or_dead_letters_is_rejected(channel, queue, table):
     channel.basic_publish("", queue, b"\xff", pika.BasicProperties(message_id="bad"))
     spout = CheckingSpout(URL, queue, table)
@@ -271,20 +182,3 @@ def test_a_broker_that_cannot_be_reached_is_an_error_naming_where():
 
 def spout_of(runtime):
     return next(iter(runtime.spouts.values())).spout
-
-
-def close_connections(name: str) -> int:
-    listing = subprocess.run(
-        ["rabbitmqctl", "-q", "list_connections", "pid", "client_properties"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    pids = [line.split()[0] for line in listing.splitlines() if name in line]
-    for pid in pids:
-        subprocess.run(
-            ["rabbitmqctl", "close_connection", pid, "test: broker-side close"],
-            capture_output=True,
-            check=True,
-        )
-    return len(pids)

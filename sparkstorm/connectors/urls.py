@@ -1,0 +1,46 @@
+"""Connection URLs: checked when a connector is built, and shown without their password.
+
+A URL that cannot work (a wrong scheme, no host, a port that is not a number) is a
+mistake in the topology, so it fails when the topology is built, naming the connector
+and giving an example, instead of as a connection error retried forever at run time.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+
+def checked_url(owner: str, url: str, schemes: tuple[str, ...], example: str) -> str:
+    """``url``, checked: one of ``schemes``, a host (unless a socket path), a numeric port.
+
+    Anything else raises ``ValueError`` naming ``owner`` and showing ``example``.
+    """
+    problem = None
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  (raises ValueError for a port that is not a number)
+    except (ValueError, TypeError) as exc:
+        problem = str(exc)
+    else:
+        if parts.scheme not in schemes:
+            problem = f"the scheme must be one of {', '.join(s + '://' for s in schemes)}"
+        elif parts.scheme != "unix" and not parts.hostname:
+            problem = "it names no host"
+    if problem is None:
+        return url
+    msg = f"{owner}: {redacted(url)!r} is not a usable URL ({problem}); e.g. {example!r}"
+    raise ValueError(msg)
+
+
+def redacted(url: str) -> str:
+    """``url`` with its password, if any, replaced by ``***``, fit for logs and errors."""
+    try:
+        parts = urlsplit(str(url))
+        password = parts.password
+    except ValueError:
+        return str(url)
+    if not password:
+        return str(url)
+    user = parts.username or ""
+    netloc = f"{user}:***@{parts.netloc.rpartition('@')[2]}"
+    return parts._replace(netloc=netloc).geturl()

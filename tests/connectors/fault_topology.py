@@ -1,0 +1,90 @@
+"""The topology the fault suite runs through ``sparkstorm run``: source -> check -> PostgreSQL.
+
+Configured by environment variables, so one file serves every source and scenario:
+``FAULT_SOURCE`` (rabbitmq, redis or nats), ``FAULT_NAME`` (queue, stream and table
+name), ``FAULT_URL``, and optionally ``FAULT_MAX_RETRIES``, ``FAULT_PENDING`` (max spout
+pending, default 200), ``FAULT_BATCH`` (the sink's batch, default 50: below what each
+sink task holds, so batches fill before the flush tick) and
+``FAULT_TIMEOUT`` (message timeout, default 30 s).
+
+A message body is ``"<id>|<text>"``; ``poison`` always fails. The sink upserts one row
+per id and counts its writes, so a row written twice is a duplicate the suite can see.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from sparkstorm import Bolt, Config, Fields, Spout, TopologyBuilder
+from sparkstorm.connectors.nats_jetstream import NatsJetStreamSpout
+from sparkstorm.connectors.postgres import PostgresUpsertBolt
+from sparkstorm.connectors.rabbitmq import RabbitMQSpout
+from sparkstorm.connectors.redis_streams import RedisStreamSpout
+
+DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
+GROUP = "sparkstorm"
+
+
+def source_spout(source: str, name: str, url: str, max_retries: int | None) -> Spout:
+    """The spout under test; its dead letters go to ``<name>-dead`` (NATS: ``<name>.dead``)."""
+    if source == "rabbitmq":
+        return RabbitMQSpout(url, name, max_retries=max_retries, dead_letter_queue=f"{name}-dead")
+    if source == "redis":
+        return RedisStreamSpout(
+            url, name, GROUP, max_retries=max_retries, dead_letter_stream=f"{name}-dead"
+        )
+    if source == "nats":
+        return NatsJetStreamSpout(
+            url,
+            name,
+            f"{name}.in",
+            GROUP,
+            max_retries=max_retries,
+            dead_letter_subject=f"{name}.dead",
+            nak_delay_secs=0.2,
+        )
+    msg = f"FAULT_SOURCE must be rabbitmq, redis or nats, not {source!r}"
+    raise ValueError(msg)
+
+
+class Check(Bolt):
+    """Passes ``(id, 1)`` on, anchored; fails ``poison``."""
+
+    def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
+        self.collector = collector
+
+    def execute(self, tup: Any) -> None:
+        body = tup.values[-1]  # RabbitMQ: (body,); NATS: (subject, data); Redis: (id, data)
+        if isinstance(body, dict):
+            body = body["body"]
+        if body == "poison":
+            self.collector.fail(tup)
+            return
+        self.collector.emit([int(body.partition("|")[0]), 1], tup)
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("id", "writes"))
+
+
+def topology() -> tuple[Any, Config]:
+    env = os.environ
+    name = env["FAULT_NAME"]
+    retries = int(env["FAULT_MAX_RETRIES"]) if env.get("FAULT_MAX_RETRIES") else None
+    builder = TopologyBuilder()
+    builder.set_spout("source", source_spout(env["FAULT_SOURCE"], name, env["FAULT_URL"], retries))
+    builder.set_bolt("check", Check(), 2).shuffle_grouping("source")
+    sink = PostgresUpsertBolt(
+        DSN,
+        name,
+        ["id", "writes"],
+        ["id"],
+        batch_size=int(env.get("FAULT_BATCH", "50")),
+        update={"writes": "t.writes + 1"},
+    )
+    builder.set_bolt("sink", sink, 2).fields_grouping("check", Fields("id"))
+    conf = Config()
+    conf.set_max_spout_pending(int(env.get("FAULT_PENDING", "200")))
+    conf.set_message_timeout_secs(float(env.get("FAULT_TIMEOUT", "30")))
+    return builder.create_topology(), conf

@@ -1,0 +1,277 @@
+"""One fault suite for every source: RabbitMQ, Redis Streams and NATS JetStream, on both
+engines, each run through ``sparkstorm run`` in its own process group.
+
+The topology (``fault_topology.py``) is source -> check -> PostgreSQL, with one row per
+message id that counts its writes: a message lost is a missing row, a duplicate is a row
+written twice. What each scenario promises is in docs/connectors.md.
+
+The connection-level cases (bad URL, bad credentials, closed port) run on the local
+engine only: the spout runs in the driver on both engines, so only Spark's start-up
+would differ, and ``tests/test_cli.py`` covers that.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from tests.connectors.brokers import BROKERS, Broker, closed_port
+from tests.connectors.fault_topology import DSN
+
+pytestmark = pytest.mark.services
+ROOT = Path(__file__).resolve().parents[2]
+UNDECODABLE = b"\xff\xfe not utf-8"
+EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
+MESSAGES, PENDING = 1200, 200
+
+
+@pytest.fixture(params=sorted(BROKERS))
+def broker(request: pytest.FixtureRequest) -> Iterator[Broker]:
+    name = f"fault_{request.param}_{uuid.uuid4().hex[:8]}"
+    source = BROKERS[request.param](name)
+    source.create()
+    try:
+        with psycopg.connect(DSN, autocommit=True) as conn:
+            conn.execute(
+                sql.SQL("CREATE TABLE {} (id int PRIMARY KEY, writes int NOT NULL)").format(
+                    sql.Identifier(name)
+                )
+            )
+    except psycopg.OperationalError as exc:
+        source.delete()
+        pytest.fail(f"PostgreSQL is not reachable at 127.0.0.1:5432 ({exc}); start it")
+    yield source
+    source.delete()
+    with psycopg.connect(DSN, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(name)))
+
+
+class Cli:
+    """``sparkstorm run`` of the fault topology in a new process group, output in files."""
+
+    def __init__(
+        self,
+        broker: Broker,
+        engine: str,
+        tmp: Path,
+        *args: str,
+        url: str | None = None,
+        **env: object,
+    ) -> None:
+        self.out = tmp / f"run-{uuid.uuid4().hex[:6]}.log"
+        command = [
+            sys.executable,
+            "-m",
+            "sparkstorm.cli",
+            "run",
+            str(ROOT / "tests/connectors/fault_topology.py") + ":topology",
+            "--engine",
+            engine,
+            "--quiet",
+            *(["--master", "local[2]", "--no-spark-ui"] if engine == "spark" else []),
+            *args,
+        ]
+        environment = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT),
+            "FAULT_SOURCE": broker.kind,
+            "FAULT_NAME": broker.name,
+            "FAULT_URL": url or broker.spout_url,
+            **{f"FAULT_{k.upper()}": str(v) for k, v in env.items()},
+        }
+        with self.out.open("w") as out:
+            self.process = subprocess.Popen(
+                command,
+                cwd=ROOT,
+                env=environment,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def output(self) -> str:
+        return self.out.read_text()
+
+    def wait(self, timeout: float = 120) -> int:
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            pytest.fail(f"sparkstorm run hung for {timeout:g}s:\n{self.output()[-2000:]}")
+
+    def stop(self) -> int:
+        """Ctrl-C: a graceful stop."""
+        os.killpg(self.process.pid, signal.SIGINT)
+        return self.wait()
+
+    def kill(self) -> None:
+        """SIGKILL of the whole process group: the driver, Spark's JVM and its workers."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(30)
+
+    def until(self, condition: Callable[[], bool], what: str, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if self.process.poll() is not None:
+                pytest.fail(f"sparkstorm run ended before {what}:\n{self.output()[-2000:]}")
+            if time.monotonic() > deadline:
+                self.kill()
+                pytest.fail(f"no {what} after {timeout:g}s:\n{self.output()[-2000:]}")
+            time.sleep(0.1)
+
+
+def writes(broker: Broker) -> dict[int, int]:
+    """Sink rows: id -> how many times it was written."""
+    with psycopg.connect(DSN) as conn:
+        rows = conn.execute(
+            sql.SQL("SELECT id, writes FROM {}").format(sql.Identifier(broker.name))
+        ).fetchall()
+    return dict(rows)
+
+
+def healthy(count: int, start: int = 0) -> list[bytes]:
+    return [f"{i}|message {i}".encode() for i in range(start, start + count)]
+
+
+engines = pytest.mark.parametrize("engine", ["local", "spark"])
+
+
+@engines
+def test_a_graceful_stop_then_a_run_until_idle_write_every_id_once(broker, engine, tmp_path):
+    # One attempt allowed: a healthy message failed by the stop would be dead-lettered.
+    broker.publish(healthy(MESSAGES))
+    first = Cli(broker, engine, tmp_path, max_retries=1)
+    first.until(lambda: len(writes(broker)) >= MESSAGES // 4, "a quarter of the rows")
+    assert first.stop() == EXIT_INTERRUPTED
+    assert "run failed" not in first.output(), first.output()
+    stopped = writes(broker)
+    assert len(stopped) < MESSAGES, "the stop was not mid-run"
+    assert set(stopped.values()) == {1}  # what the stop drained was written once
+    assert broker.dead_letters() == []
+    # The happy path: the rest, in a run that ends by itself when the source is drained.
+    second = Cli(broker, engine, tmp_path, "--until-idle", max_retries=1)
+    assert second.wait() == 0, second.output()
+    assert writes(broker) == dict.fromkeys(range(MESSAGES), 1)  # every id, exactly once
+    assert broker.remaining() == 0  # drained, nothing left unacked
+    assert broker.dead_letters() == []
+
+
+@engines
+def test_poison_and_undecodable_are_dead_lettered_and_the_rest_flows(broker, engine, tmp_path):
+    # Max spout pending 1: a message that never ends would stall everything behind it.
+    broker.publish([UNDECODABLE, b"poison", *healthy(8)])
+    run = Cli(broker, engine, tmp_path, max_retries=2, pending=1, batch=1)
+    run.until(lambda: len(writes(broker)) == 8 and broker.dead_count() == 2, "8 rows, 2 dead")
+    assert run.stop() == EXIT_INTERRUPTED
+    letters = {letter.body: letter for letter in broker.dead_letters()}
+    assert sorted(letters) == sorted([UNDECODABLE, b"poison"])
+    assert letters[b"poison"].attempts == 2  # exactly max_retries
+    assert letters[b"poison"].reason.startswith("explicit by check:")
+    assert letters[UNDECODABLE].attempts == 2
+    assert letters[UNDECODABLE].reason.startswith("error by source:")
+    assert writes(broker) == dict.fromkeys(range(8), 1)
+    assert broker.remaining() == 0
+    assert "not utf-8 text" in run.output()  # the error says what is wrong with it
+
+
+@engines
+def test_sigkill_then_a_server_side_close_lose_nothing(broker, engine, tmp_path):
+    broker.publish(healthy(MESSAGES))
+    # A short message timeout: NATS redelivers what the dead process held after its
+    # ack wait, three message timeouts.
+    first = Cli(broker, engine, tmp_path, pending=PENDING, timeout=5)
+    first.until(lambda: len(writes(broker)) >= MESSAGES // 4, "a quarter of the rows")
+    first.kill()  # the driver's whole process group, Spark's JVM and workers included
+    killed_at = len(writes(broker))
+    assert killed_at < MESSAGES, "the kill was not mid-run"
+    second = Cli(broker, engine, tmp_path, pending=PENDING, timeout=5)
+    second.until(lambda: len(writes(broker)) >= (killed_at + MESSAGES) // 2, "more rows")
+    assert broker.drop_connections() > 0, "found no connection of the spout's to close"
+    second.until(lambda: len(writes(broker)) == MESSAGES, "every row")
+    second.until(lambda: broker.remaining() == 0, "an empty source", timeout=60)
+    assert second.stop() == EXIT_INTERRUPTED
+    rows = writes(broker)
+    assert sorted(rows) == list(range(MESSAGES))  # nothing lost
+    # Written again: only what was in flight at the kill and at the close, each at most
+    # max spout pending.
+    duplicated = sum(1 for n in rows.values() if n > 1)
+    print(f"{broker.kind}/{engine}: {duplicated} messages written twice")
+    assert duplicated <= 2 * PENDING
+    assert broker.dead_letters() == []
+    output = second.output()
+    assert "unknown delivery tag" not in output and "PRECONDITION_FAILED" not in output
+    about_it = [line for line in output.splitlines() if "Spout" in line]
+    assert len(about_it) <= 6, output  # a few lines about the close, not one per message
+
+
+def one_clear_line(run: Cli, expected_code: int, *needles: str) -> str:
+    """The run ended by itself with ``expected_code``, saying what was wrong in one line."""
+    code = run.wait(timeout=60)
+    output = run.output()
+    assert code == expected_code, output
+    matching = [line for line in output.splitlines() if all(n in line for n in needles)]
+    assert matching, f"no line with {needles}:\n{output}"
+    assert "Traceback" not in output, output
+    return output
+
+
+def test_a_malformed_url_is_refused_before_anything_starts(broker, tmp_path):
+    run = Cli(broker, "local", tmp_path, url=broker.malformed_url)
+    one_clear_line(run, EXIT_USAGE, "sparkstorm: error:", "is not a usable URL", "e.g.")
+
+
+def test_a_closed_port_is_one_clear_line_and_a_failed_run(broker, tmp_path):
+    url = broker.closed_port_url()
+    port = url.rsplit(":", 1)[1].split("/")[0]
+    run = Cli(broker, "local", tmp_path, "--until-idle", url=url)
+    one_clear_line(run, EXIT_FAILED, f"127.0.0.1:{port}", "efused")
+
+
+def test_bad_credentials_are_one_clear_line_without_the_password(broker, tmp_path, request):
+    if broker.kind == "nats":
+        url = request.getfixturevalue("nats_with_authorization")
+    else:
+        url = broker.bad_credentials_url()
+    run = Cli(broker, "local", tmp_path, "--until-idle", url=url)
+    output = one_clear_line(run, EXIT_FAILED, "127.0.0.1")
+    assert "wrong-secret" not in output  # credentials never reach the logs
+    assert any(
+        word in output for word in ("ACCESS_REFUSED", "AuthenticationError", "Authorization")
+    ), output
+
+
+@pytest.fixture
+def nats_with_authorization(tmp_path) -> Iterator[str]:
+    """A second nats-server that requires a password; the URL gives the wrong one."""
+    port = closed_port()
+    server = subprocess.Popen(
+        ["nats-server", "-a", "127.0.0.1", "-p", str(port), "--user", "app", "--pass", "right"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with socket_to(port):
+                break
+        except OSError:
+            time.sleep(0.05)
+    yield f"nats://app:wrong-secret@127.0.0.1:{port}"
+    server.terminate()
+    server.wait(10)
+
+
+def socket_to(port: int):
+    import socket
+
+    return socket.create_connection(("127.0.0.1", port), timeout=1)
