@@ -21,15 +21,18 @@ This is the only module that imports pyspark.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import pickle
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections import OrderedDict
@@ -110,6 +113,32 @@ def check_java() -> None:
         raise SparkStormError(msg)
 
 
+@contextlib.contextmanager
+def _interrupt_deferred() -> Iterator[list[int]]:
+    """Hold Ctrl-C until the block ends; the list it gives says whether one came.
+
+    PySpark's gateway launch cannot be interrupted safely: a KeyboardInterrupt there
+    deletes the directory the JVM is about to write its port into, and the JVM, its
+    main thread dead and py4j's listener alive, stays up for ever, orphaned. A second
+    Ctrl-C still interrupts at once, for a launch that hangs.
+    """
+    got: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield got
+        return
+
+    def hold(signum: int, frame: object) -> None:
+        if got:
+            raise KeyboardInterrupt
+        got.append(signum)
+
+    previous = signal.signal(signal.SIGINT, hold)
+    try:
+        yield got
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def create_session(
     master: str = "local[*]", conf: dict[str, str] | None = None, *, ui: bool = True
 ) -> SparkSession:
@@ -143,7 +172,11 @@ def create_session(
         settings["spark.driver.extraJavaOptions"] = " ".join(filter(None, [given, java_options]))
     for key, value in settings.items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    with _interrupt_deferred() as interrupted:
+        session = builder.getOrCreate()
+    if interrupted:  # Ctrl-C came while the JVM started: stop it, then act on the Ctrl-C
+        session.stop()
+        raise KeyboardInterrupt
     if log_file is not None:  # a session reused here keeps the file its creator named
         session.sparkstorm_log_file = log_file  # type: ignore[attr-defined]
     quiet_superstep_warnings(session)
