@@ -17,6 +17,8 @@ import math
 import os
 import sys
 import traceback
+import urllib.error
+import urllib.request
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -255,7 +257,87 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--no-spark-ui", action="store_true", help="do not start the Spark UI (spark engine)"
     )
+    run.add_argument(
+        "--no-ui",
+        action="store_true",
+        help="serve no REST API (then list, kill, activate and deactivate cannot reach it)",
+    )
+    sub.add_parser("list", help="the topologies running on this machine")
+    kill = sub.add_parser("kill", help="stop a running topology gracefully, as Ctrl-C does")
+    kill.add_argument("name")
+    kill.add_argument(
+        "--wait",
+        "-w",
+        type=_seconds,
+        default=30.0,
+        metavar="SECS",
+        help="the longest the drain may last before what is pending fails (default 30)",
+    )
+    for verb, text in (
+        ("activate", "ask a deactivated topology's spouts for tuples again"),
+        ("deactivate", "stop asking the spouts for tuples; what is in flight completes"),
+    ):
+        sub.add_parser(verb, help=text).add_argument("name")
     return parser
+
+
+def control(args: argparse.Namespace) -> int:
+    """``list``, ``kill``, ``activate``, ``deactivate``: through the running driver's API."""
+    from sparkstorm.control import registry
+
+    if args.command == "list":
+        entries = registry.running()
+        if not entries:
+            print("no topologies running")
+            return EXIT_OK
+        print(f"{'name':24} {'status':9} {'engine':7} {'uptime':>12}  api")
+        for name, entry in entries.items():
+            try:
+                summary = _call(entry, "GET", f"/api/v1/topology/{name}")
+            except OSError as exc:
+                print(f"{name:24} {'?':9} {'?':7} {'?':>12}  {entry['url']} ({exc})")
+                continue
+            print(
+                f"{name:24} {summary['status']:9} {summary['engine']:7} "
+                f"{summary['uptime']:>12}  {entry['url']}"
+            )
+        return EXIT_OK
+    try:
+        entry = registry.lookup(args.name)
+        path = f"/api/v1/topology/{args.name}/{args.command}"
+        if args.command == "kill":
+            path += f"/{args.wait:g}"
+        _call(entry, "POST", path)
+    except registry.NotRunning as exc:
+        print(f"sparkstorm: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(
+            f"sparkstorm: error: {args.name} did not answer at {entry['url']}: {exc}",
+            file=sys.stderr,
+        )
+        return EXIT_FAILED
+    if args.command == "kill":
+        print(f"{args.name}: stopping (draining for up to {args.wait:g}s)")
+    else:
+        print(f"{args.name}: {args.command}d")
+    return EXIT_OK
+
+
+def _call(entry: dict[str, Any], method: str, path: str) -> Any:
+    """One request to a running driver's API, with its control token; the JSON answer."""
+    request = urllib.request.Request(
+        entry["url"] + path,
+        method=method,
+        headers={"Authorization": f"Bearer {entry['token']}"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.load(response)
+    except urllib.error.HTTPError as exc:
+        message = json.loads(exc.read() or b"{}").get("error", exc.reason)
+        text = f"HTTP {exc.code}: {message}"
+        raise OSError(text) from None
 
 
 def outcome(result: Any) -> tuple[int, list[str]]:
@@ -320,6 +402,9 @@ def setup_logging() -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.WARNING)
+    # pika logs each failed connection attempt with a traceback; the RabbitMQ spout
+    # reports it once, in one line naming host, port, vhost and cause.
+    logging.getLogger("pika").setLevel(logging.CRITICAL)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -328,6 +413,8 @@ def main(argv: list[str] | None = None) -> int:
     from sparkstorm.runtime.driver import run
 
     args = build_parser().parse_args(argv)  # bad usage: argparse exits with 2
+    if args.command != "run":
+        return control(args)
     setup_logging()
     # piped output (a log, CI) is not cut at 80 columns: the tables need about 110
     piped = not sys.stdout.isatty() and "COLUMNS" not in os.environ
@@ -353,6 +440,8 @@ def main(argv: list[str] | None = None) -> int:
         url = getattr(runtime.engine, "ui_url", None)
         if url:
             console.print(f"Spark UI: {url}")
+        if runtime.api_url:
+            console.print(f"API: {runtime.api_url}/api/v1/topology/{name}")
         log_file = getattr(runtime.engine, "log_file", None)
         if log_file:
             console.print(f"Spark log: {log_file}")
@@ -373,7 +462,18 @@ def main(argv: list[str] | None = None) -> int:
         "name": name,
         "on_start": started,
         "spark_ui": not args.no_spark_ui,
+        "api": not args.no_ui,
     }
+    if not args.no_ui:
+        from sparkstorm.control import registry
+
+        if name in registry.running():
+            print(
+                f"sparkstorm: error: a topology named {name!r} already runs on this machine; "
+                "give this one another --name",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
     try:
         if args.quiet:
             result = run(topology, conf, args.engine, **options)

@@ -44,6 +44,9 @@ SPARKSTORM_CAPTURE = "sparkstorm.capture"
 SPARKSTORM_SPARK_PARTITIONS = "sparkstorm.spark.partitions"
 SPARKSTORM_GC_GEN0_THRESHOLD = "sparkstorm.gc.gen0.threshold"
 SPARKSTORM_SPARK_PIPELINE = "sparkstorm.spark.pipeline"
+SPARKSTORM_UI_HOST = "sparkstorm.ui.host"
+SPARKSTORM_UI_PORT = "sparkstorm.ui.port"
+SPARKSTORM_UI_TOKEN = "sparkstorm.ui.token"
 
 RESERVED_PREFIXES = ("topology.", "storm.", "sparkstorm.")
 """Namespaces whose keys must be known: a key there that is not is a typo."""
@@ -155,6 +158,9 @@ KINDS: dict[str, _Kind] = {
     SPARKSTORM_SPARK_PARTITIONS: _optional(_POSITIVE_INT),
     SPARKSTORM_GC_GEN0_THRESHOLD: _optional(_COUNT),
     SPARKSTORM_SPARK_PIPELINE: _BOOL,
+    SPARKSTORM_UI_HOST: _TEXT,
+    SPARKSTORM_UI_PORT: _Kind(lambda v: _is_int(v) and 0 <= v < 65536, _parse_number, "a port"),
+    SPARKSTORM_UI_TOKEN: _optional(_TEXT),
 }
 """Every key sparkstorm reads, with the values it takes."""
 
@@ -179,6 +185,9 @@ DEFAULTS: dict[str, Any] = {
     SPARKSTORM_SPARK_PARTITIONS: None,
     SPARKSTORM_GC_GEN0_THRESHOLD: 50_000,
     SPARKSTORM_SPARK_PIPELINE: True,
+    SPARKSTORM_UI_HOST: "127.0.0.1",
+    SPARKSTORM_UI_PORT: 0,
+    SPARKSTORM_UI_TOKEN: None,
 }
 """Every key sparkstorm reads, with the value used when a topology does not set it."""
 
@@ -221,6 +230,9 @@ class Config(dict[str, Any]):
     SPARKSTORM_SPARK_PARTITIONS = SPARKSTORM_SPARK_PARTITIONS
     SPARKSTORM_GC_GEN0_THRESHOLD = SPARKSTORM_GC_GEN0_THRESHOLD
     SPARKSTORM_SPARK_PIPELINE = SPARKSTORM_SPARK_PIPELINE
+    SPARKSTORM_UI_HOST = SPARKSTORM_UI_HOST
+    SPARKSTORM_UI_PORT = SPARKSTORM_UI_PORT
+    SPARKSTORM_UI_TOKEN = SPARKSTORM_UI_TOKEN
 
     def set_num_ackers(self, n: int) -> None:
         """Set ``topology.acker.executors``; 0 turns tracking off (at-most-once)."""

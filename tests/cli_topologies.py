@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from sparkstorm import Bolt, Config, Fields, Spout, TopologyBuilder
+from tests.scenarios.bolts import Ack
 
 
 class Counter(Spout):
@@ -156,4 +157,32 @@ def blocking():
     builder.set_bolt("hold", HoldOdd()).shuffle_grouping("blocker")
     conf = Config()
     conf.set_message_timeout_secs(2)
+    return builder.create_topology(), conf
+
+
+class Paced(Spout):
+    """Emits 0, 1, 2, ... tracked, at most one every 2 ms, for as long as it runs."""
+
+    def open(self, conf, context, collector):
+        self.collector = collector
+        self.n = 0
+        self.last = 0.0
+
+    def next_tuple(self):
+        if time.monotonic() - self.last >= 0.002:
+            self.last = time.monotonic()
+            self.collector.emit([self.n], msg_id=self.n)
+            self.n += 1
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("n"))
+
+
+def steady():
+    """Runs until stopped, acking everything: for the REST API and the CLI verbs."""
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", Paced())
+    builder.set_bolt("ack", Ack(), 2).shuffle_grouping("numbers")
+    conf = Config()
+    conf.set_max_spout_pending(100)
     return builder.create_topology(), conf

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,8 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
     p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p
 )
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+# Runs under test register where they cannot meet the user's own running topologies.
+os.environ.setdefault("SPARKSTORM_RUN_DIR", tempfile.mkdtemp(prefix="sparkstorm-running-"))
 
 
 @pytest.fixture(scope="session")

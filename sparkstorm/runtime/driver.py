@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import signal
 import sys
 import threading
@@ -9,9 +10,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sparkstorm.config import SPARKSTORM_IDLE_GRACE_SECS, TOPOLOGY_MESSAGE_TIMEOUT_SECS
+from sparkstorm.config import (
+    SPARKSTORM_IDLE_GRACE_SECS,
+    SPARKSTORM_UI_HOST,
+    SPARKSTORM_UI_PORT,
+    SPARKSTORM_UI_TOKEN,
+    TOPOLOGY_MESSAGE_TIMEOUT_SECS,
+)
 from sparkstorm.engines import make_engine
 from sparkstorm.errors import RunAborted
 from sparkstorm.reliability.collectors import ReportedError
@@ -19,6 +26,9 @@ from sparkstorm.runtime.clock import WallClock
 from sparkstorm.runtime.superstep import TopologyRuntime
 from sparkstorm.runtime.watchdog import Watchdog
 from sparkstorm.topology.builder import Topology
+
+if TYPE_CHECKING:
+    from sparkstorm.control.server import ControlServer
 
 
 @dataclass
@@ -60,6 +70,7 @@ def run(
     on_start: Callable[[TopologyRuntime], None] | None = None,
     on_stopping: Callable[[TopologyRuntime, float], None] | None = None,
     spark_ui: bool = True,
+    api: bool = False,
 ) -> RunResult:
     """Run ``topology`` on ``engine`` and return its statistics when it stops.
 
@@ -76,6 +87,10 @@ def run(
     called then (the Spark UI's address is ``runtime.engine.ui_url``). ``on_stopping``
     is called with the runtime and the longest the drain may take when a signal starts
     a graceful stop. ``spark_ui=False`` turns the UI off for a session created here.
+    ``api=True`` serves the topology's REST API (``sparkstorm.ui.host``/``.port``; its
+    address is ``runtime.api_url`` in ``on_start``) and registers the run, by ``name``,
+    for ``sparkstorm list``/``kill``/``activate``/``deactivate``; a kill through it is a
+    graceful stop whose drain lasts at most its wait.
 
     .. versionadded:: 0.1.0
     """
@@ -85,16 +100,19 @@ def run(
     made = make_engine(engine, spark=spark, master=master, spark_ui=spark_ui)
     runtime = TopologyRuntime(name, topology, conf, made, WallClock())
     startup = time.monotonic() - started
+    drain = runtime.conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS]
+    stop = threading.Event()
+    server = _serve(runtime, name, engine, master) if api else None
     if on_start is not None:
         on_start(runtime)
-    stop = threading.Event()
     watchdog = Watchdog(runtime.calling)
     previous = _install_stop_handlers(stop, watchdog)
-    drain = runtime.conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS]
     confirming = 0.0
     try:
         with watchdog:
-            confirming = _loop(runtime, stop, until_idle, duration, on_progress, progress_secs)
+            confirming = _loop(
+                runtime, stop, until_idle, duration, on_progress, progress_secs, server
+            )
     except _Interrupted as exc:  # the first signal came while a user call blocked
         message = f"the stop interrupted {exc.call}, which had blocked"
         runtime.errors.append(ReportedError("__system", -1, runtime.now(), message))
@@ -106,15 +124,22 @@ def run(
             runtime.kill(drain_secs=drain)
         finally:
             _restore_handlers(previous)
+            _close(server, runtime)
         raise
+    kill_wait = server.control.kill_wait if server is not None else None
+    if kill_wait is not None:  # a kill through the API: its wait bounds the drain
+        drain = min(drain, kill_wait)
     if stop.is_set() and on_stopping is not None:
         on_stopping(runtime, drain)
+    if server is not None:
+        _publish(server, runtime, "KILLED")
     try:
         runtime.kill(sys.maxsize, drain, wait_pending=True)
     except KeyboardInterrupt:  # a second signal during the drain: stop now, say what is left
         raise RunAborted(runtime.pending_count()) from None
     finally:
         _restore_handlers(previous)
+        _close(server, runtime)
     return RunResult(
         name,
         engine,
@@ -124,7 +149,7 @@ def run(
         time.monotonic() - started - startup - confirming,
         startup,
         runtime.supersteps_run,
-        stop.is_set(),
+        stop.is_set() and kill_wait is None,  # a kill asked for is not an interruption
         dict(runtime.profile),
     )
 
@@ -136,6 +161,7 @@ def _loop(
     duration: float | None,
     on_progress: Callable[[TopologyRuntime], None] | None,
     progress_secs: float,
+    server: ControlServer | None = None,
 ) -> float:
     """Run supersteps until a stop: a signal, ``duration``, or idle for the grace period.
 
@@ -144,9 +170,16 @@ def _loop(
     next_report = time.monotonic() + progress_secs
     grace = runtime.conf[SPARKSTORM_IDLE_GRACE_SECS]
     quiet_since: float | None = None
+    next_publish = 0.0
     while not stop.is_set():
         runtime.step()
-        if until_idle and runtime.idle() and not runtime.pending_count():
+        if server is not None:
+            _obey(server, runtime, stop)
+            if time.monotonic() >= next_publish:
+                _publish(server, runtime)
+                next_publish = time.monotonic() + PUBLISH_SECS
+        # a topology deactivated on purpose waits to be activated: it is not finished
+        if until_idle and runtime.active and runtime.idle() and not runtime.pending_count():
             quiet_since = time.monotonic() if quiet_since is None else quiet_since
             if time.monotonic() - quiet_since >= grace:
                 return time.monotonic() - quiet_since  # nothing in flight or pending, quiet
@@ -163,6 +196,62 @@ def _loop(
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+PUBLISH_SECS = 0.5
+"""How often the driver refreshes what the REST API shows."""
+
+
+def _serve(runtime: TopologyRuntime, name: str, engine: str, master: str | None) -> ControlServer:
+    """Start the run's API (the token is made up unless configured) and register it."""
+    from sparkstorm.control.api import Control
+    from sparkstorm.control.server import ControlServer, is_loopback
+
+    host = runtime.conf[SPARKSTORM_UI_HOST]
+    control = Control(
+        name=name,
+        engine=engine,
+        token=runtime.conf[SPARKSTORM_UI_TOKEN] or secrets.token_urlsafe(16),
+        loopback=is_loopback(host),
+        master=master,
+        spark_ui=getattr(runtime.engine, "ui_url", None),
+    )
+    server = ControlServer(control, host, runtime.conf[SPARKSTORM_UI_PORT])
+    _publish(server, runtime)
+    server.start()
+    runtime.api_url = server.url
+    return server
+
+
+def _publish(server: ControlServer, runtime: TopologyRuntime, status: str | None = None) -> None:
+    """Hand the API a fresh snapshot; ``status`` defaults to ACTIVE or INACTIVE."""
+    from sparkstorm.control.api import Snapshot
+
+    status = status or ("ACTIVE" if runtime.active else "INACTIVE")
+    server.control.snapshot = Snapshot(
+        runtime.stats(), list(runtime.errors), status, runtime.supersteps_run, runtime.in_flight
+    )
+
+
+def _obey(server: ControlServer, runtime: TopologyRuntime, stop: threading.Event) -> None:
+    """Apply the commands the API received, between two supersteps."""
+    from sparkstorm.control.api import ACTIVATE, DEACTIVATE, KILL
+
+    commands = server.control.commands
+    while not commands.empty():
+        action, wait = commands.get_nowait()
+        if action == ACTIVATE:
+            runtime.activate()
+        elif action == DEACTIVATE:
+            runtime.deactivate()
+        elif action == KILL:
+            server.control.kill_wait = wait
+            stop.set()
+        _publish(server, runtime)
+
+
+def _close(server: ControlServer | None, runtime: TopologyRuntime) -> None:
+    if server is not None:
+        _publish(server, runtime, "KILLED")
+        server.stop()
 
 
 class _Interrupted(BaseException):

@@ -111,6 +111,8 @@ class TopologyRuntime:
         """Steps that gave the engine something to do (an idle step launches nothing)."""
         self.active = False
         self.killed = False
+        self.api_url: str | None = None
+        """The REST API's address, when the run serves one."""
         self.errors: list[ReportedError] = []
         self.captured: dict[tuple[str, str], list[list[Any]]] = {}
         self.bolt_stats: dict[int, TaskStats] = {}

@@ -1,0 +1,73 @@
+"""Topologies running on this machine, one small file each, for the command-line verbs.
+
+A running driver writes ``<name>.json`` (its pid, its API's address and its control
+token; readable by its user only) into ``$SPARKSTORM_RUN_DIR`` (default
+``~/.sparkstorm/running``) and removes it when it stops. A file whose process is gone
+(the driver was killed) is stale and is removed when read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+
+class NotRunning(LookupError):
+    """No topology of that name runs on this machine."""
+
+
+def run_dir() -> Path:
+    """Where running drivers register."""
+    return Path(os.environ.get("SPARKSTORM_RUN_DIR") or Path.home() / ".sparkstorm" / "running")
+
+
+def register(name: str, url: str, token: str) -> Path:
+    """Record this process as running ``name``; a live one of the same name is an error."""
+    folder = run_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    if name in running():
+        msg = f"a topology named {name!r} already runs on this machine; pick another --name"
+        raise ValueError(msg)
+    path = folder / f"{name}.json"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        json.dump({"name": name, "pid": os.getpid(), "url": url, "token": token}, out)
+    return path
+
+
+def unregister(name: str) -> None:
+    """Remove this process's registration of ``name``."""
+    path = run_dir() / f"{name}.json"
+    try:
+        if json.loads(path.read_text()).get("pid") == os.getpid():
+            path.unlink()
+    except (OSError, ValueError):
+        pass
+
+
+def running() -> dict[str, dict[str, Any]]:
+    """Name -> entry of every topology whose driver is alive; stale files are removed."""
+    found = {}
+    for path in sorted(run_dir().glob("*.json")):
+        try:
+            entry = json.loads(path.read_text())
+            os.kill(int(entry["pid"]), 0)
+        except ProcessLookupError:
+            path.unlink(missing_ok=True)
+            continue
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        found[entry["name"]] = entry
+    return found
+
+
+def lookup(name: str) -> dict[str, Any]:
+    """The entry of running topology ``name``; :class:`NotRunning` names those that run."""
+    entries = running()
+    if name not in entries:
+        names = ", ".join(sorted(entries)) or "none"
+        msg = f"no topology named {name!r} runs on this machine (running: {names})"
+        raise NotRunning(msg)
+    return entries[name]

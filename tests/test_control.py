@@ -1,0 +1,198 @@
+"""The REST API of a running topology (both engines) and the CLI verbs that use it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from sparkstorm import run
+from sparkstorm.control import registry
+from sparkstorm.control.api import Control
+from sparkstorm.control.server import ControlServer
+from tests.cli_topologies import steady
+from tests.test_cli import sparkstorm
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def run_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("SPARKSTORM_RUN_DIR", str(tmp_path / "running"))
+    return tmp_path / "running"
+
+
+class Running:
+    """``sparkstorm.run(..., api=True)`` of the steady topology in a thread."""
+
+    def __init__(self, engine, spark, name):
+        self.name, self.url, self.result, self.error = name, None, None, None
+        started = threading.Event()
+
+        def on_start(runtime):
+            self.url = runtime.api_url
+            started.set()
+
+        def target():
+            topology, conf = steady()
+            try:
+                self.result = run(
+                    topology,
+                    conf,
+                    engine,
+                    spark,
+                    name=name,
+                    until_idle=False,
+                    api=True,
+                    on_start=on_start,
+                )
+            except BaseException as exc:
+                self.error = exc
+                started.set()
+
+        self.thread = threading.Thread(target=target, daemon=True)
+        self.thread.start()
+        assert started.wait(120), "the run did not start"
+        assert self.error is None, self.error
+        self.http = httpx.Client(base_url=self.url, timeout=10)
+
+    def get(self, path):
+        response = self.http.get(f"/api/v1/topology{path}")
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def until(self, condition, what, timeout=60):
+        deadline = time.monotonic() + timeout
+        while not condition():
+            assert time.monotonic() < deadline, f"no {what} after {timeout}s"
+            time.sleep(0.1)
+
+    def acked(self):
+        (spout,) = self.get(f"/{self.name}")["spouts"]
+        return spout["acked"]
+
+
+def test_the_api_shows_a_running_topology_and_controls_it(engine, request):
+    spark = request.getfixturevalue("spark") if engine == "spark" else None
+    live = Running(engine, spark, f"api-{engine}")
+    (summary,) = live.get("/summary")["topologies"]
+    assert summary["name"] == live.name and summary["engine"] == engine
+    assert registry.lookup(live.name)["url"] == live.url  # found by the CLI verbs
+    live.until(lambda: live.acked() > 50, "acked tuples")
+    topology = live.get(f"/{live.name}")
+    assert topology["status"] == "ACTIVE"
+    assert [s["spoutId"] for s in topology["spouts"]] == ["numbers"]
+    assert {b["boltId"] for b in topology["bolts"]} == {"ack", "__acker"}
+    bolt = live.get(f"/{live.name}/component/ack")
+    assert bolt["componentType"] == "bolt" and bolt["tasks"] == 2 and bolt["acked"] > 0
+
+    assert live.http.post(f"/api/v1/topology/{live.name}/deactivate").status_code == 200
+    live.until(lambda: live.get(f"/{live.name}")["status"] == "INACTIVE", "INACTIVE")
+    time.sleep(1.0)  # what was in flight completes; then nothing more is emitted
+    before = live.acked()
+    time.sleep(1.0)
+    assert live.acked() == before
+    assert live.http.post(f"/api/v1/topology/{live.name}/activate").status_code == 200
+    live.until(lambda: live.acked() > before, "tuples after activate")
+
+    assert live.http.post(f"/api/v1/topology/{live.name}/kill/5").status_code == 200
+    live.thread.join(60)
+    assert not live.thread.is_alive(), "kill did not stop the run"
+    result = live.result
+    assert not result.interrupted  # a kill asked for is a clean stop
+    assert result.stats["numbers"]["acked"] >= before
+    assert result.stats["numbers"]["failed"] == 0  # the drain completed what was pending
+    assert registry.running() == {}
+
+
+def test_bad_requests_get_a_4xx_with_a_message(request):
+    live = Running("local", None, "api-bad")
+    try:
+        for path, code, words in [
+            ("/api/v1/topology/nope", 404, "no topology 'nope' here"),
+            (f"/api/v1/topology/{live.name}/component/nope", 404, "has no component 'nope'"),
+        ]:
+            response = live.http.get(path)
+            assert response.status_code == code and words in response.json()["error"]
+        response = live.http.post(f"/api/v1/topology/{live.name}/kill/soon")
+        assert response.status_code == 400 and "seconds" in response.json()["error"]
+        assert live.http.get(f"/api/v1/topology/{live.name}/activate").status_code == 405
+        assert live.http.get("/nothing/here").status_code == 404
+        assert live.get(f"/{live.name}")["status"] == "ACTIVE"  # none of it hurt the run
+    finally:
+        live.http.post(f"/api/v1/topology/{live.name}/kill/0")
+        live.thread.join(60)
+
+
+def test_off_loopback_the_control_routes_need_the_token():
+    control = Control(name="guarded", engine="local", token="s3cret", loopback=False)
+    server = ControlServer(control, "127.0.0.1", 0)
+    server.start()
+    try:
+        with httpx.Client(base_url=server.url, timeout=10) as http:
+            assert http.get("/api/v1/topology/guarded").status_code == 200  # reading is open
+            refused = http.post("/api/v1/topology/guarded/deactivate")
+            assert refused.status_code == 401 and "Bearer" in refused.json()["error"]
+            wrong = {"Authorization": "Bearer guess"}
+            assert http.post("/api/v1/topology/guarded/kill/0", headers=wrong).status_code == 401
+            assert control.commands.empty()
+            right = {"Authorization": "Bearer s3cret"}
+            assert (
+                http.post("/api/v1/topology/guarded/deactivate", headers=right).status_code == 200
+            )
+            assert control.commands.get_nowait() == ("deactivate", None)
+    finally:
+        server.stop()
+
+
+def test_list_deactivate_activate_and_kill_from_the_command_line(run_dir):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SPARKSTORM_RUN_DIR": str(run_dir)}
+    driver = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sparkstorm.cli",
+            "run",
+            "tests/cli_topologies.py:steady",
+            "--engine",
+            "local",
+            "--quiet",
+            "--name",
+            "numbers-job",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while "numbers-job" not in sparkstorm("list").stdout:
+            assert driver.poll() is None and time.monotonic() < deadline, "it never registered"
+            time.sleep(0.2)
+        listing = sparkstorm("list").stdout
+        assert "ACTIVE" in listing and "local" in listing and "http://127.0.0.1:" in listing
+        deactivated = sparkstorm("deactivate", "numbers-job")
+        assert deactivated.returncode == 0 and "deactivated" in deactivated.stdout
+        assert "INACTIVE" in sparkstorm("list").stdout
+        assert sparkstorm("activate", "numbers-job").returncode == 0
+        missing = sparkstorm("kill", "no-such-job")
+        assert missing.returncode == 2
+        assert "no topology named 'no-such-job' runs on this machine" in missing.stderr
+        assert "numbers-job" in missing.stderr  # it says what does run
+        killed = sparkstorm("kill", "numbers-job", "--wait", "5")
+        assert killed.returncode == 0, killed.stderr
+        output, _ = driver.communicate(timeout=60)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    assert driver.returncode == 0, output  # stopped on request: a clean run
+    assert "API: http://127.0.0.1:" in output and "finished after" in output
+    assert sparkstorm("list").stdout.strip() == "no topologies running"
