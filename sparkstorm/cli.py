@@ -441,7 +441,7 @@ def main(argv: list[str] | None = None) -> int:
         if url:
             console.print(f"Spark UI: {url}")
         if runtime.api_url:
-            console.print(f"API: {runtime.api_url}/api/v1/topology/{name}")
+            console.print(f"UI: {runtime.api_url}/  (REST API: /api/v1/topology/{name})")
         log_file = getattr(runtime.engine, "log_file", None)
         if log_file:
             console.print(f"Spark log: {log_file}")

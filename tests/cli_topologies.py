@@ -186,3 +186,34 @@ def steady():
     conf = Config()
     conf.set_max_spout_pending(100)
     return builder.create_topology(), conf
+
+
+class Sometimes(Bolt):
+    """Passes ``n`` on, anchored; fails every 40th, and reports every 400th as an error."""
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+
+    def execute(self, tup):
+        n = tup.values[0]
+        if n % 40 == 39:
+            if n % 400 == 399:
+                self.collector.report_error(ValueError(f"{n} is not wanted"))
+            self.collector.fail(tup)
+            return
+        self.collector.emit([n], anchors=[tup])
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("n"))
+
+
+def observed():
+    """Runs until stopped, with some failures and errors: for the web page."""
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", Paced())
+    builder.set_bolt("check", Sometimes(), 2).shuffle_grouping("numbers")
+    builder.set_bolt("store", Ack(), 2).fields_grouping("check", Fields("n"))
+    conf = Config()
+    conf.set_max_spout_pending(100)
+    return builder.create_topology(), conf

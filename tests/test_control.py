@@ -29,9 +29,9 @@ def run_dir(tmp_path, monkeypatch):
 
 
 class Running:
-    """``sparkstorm.run(..., api=True)`` of the steady topology in a thread."""
+    """``sparkstorm.run(..., api=True)`` of a topology (``make()``) in a thread."""
 
-    def __init__(self, engine, spark, name):
+    def __init__(self, engine, spark, name, make=steady):
         self.name, self.url, self.result, self.error = name, None, None, None
         started = threading.Event()
 
@@ -40,8 +40,8 @@ class Running:
             started.set()
 
         def target():
-            topology, conf = steady()
             try:
+                topology, conf = make()
                 self.result = run(
                     topology,
                     conf,
@@ -83,6 +83,7 @@ def test_the_api_shows_a_running_topology_and_controls_it(engine, request):
     live = Running(engine, spark, f"api-{engine}")
     (summary,) = live.get("/summary")["topologies"]
     assert summary["name"] == live.name and summary["engine"] == engine
+    assert summary["master"] == (spark.sparkContext.master if spark else None)
     assert registry.lookup(live.name)["url"] == live.url  # found by the CLI verbs
     live.until(lambda: live.acked() > 50, "acked tuples")
     topology = live.get(f"/{live.name}")
@@ -91,6 +92,11 @@ def test_the_api_shows_a_running_topology_and_controls_it(engine, request):
     assert {b["boltId"] for b in topology["bolts"]} == {"ack", "__acker"}
     bolt = live.get(f"/{live.name}/component/ack")
     assert bolt["componentType"] == "bolt" and bolt["tasks"] == 2 and bolt["acked"] > 0
+    assert [task["task"] for task in bolt["executorStats"]] == [2, 3]
+    assert sum(task["acked"] for task in bolt["executorStats"]) <= bolt["acked"]
+    live.until(lambda: len(live.get(f"/{live.name}/timeseries")["time"]) >= 2, "2 samples")
+    recent = live.get(f"/{live.name}?window=600")
+    assert recent["window"] == "600" and 0 < recent["spouts"][0]["acked"] <= live.acked()
 
     assert live.http.post(f"/api/v1/topology/{live.name}/deactivate").status_code == 200
     live.until(lambda: live.get(f"/{live.name}")["status"] == "INACTIVE", "INACTIVE")
@@ -117,6 +123,8 @@ def test_bad_requests_get_a_4xx_with_a_message(request):
         for path, code, words in [
             ("/api/v1/topology/nope", 404, "no topology 'nope' here"),
             (f"/api/v1/topology/{live.name}/component/nope", 404, "has no component 'nope'"),
+            (f"/api/v1/topology/{live.name}?window=5m", 400, "window=5m: use one of 600"),
+            (f"/api/v1/topology/{live.name}/timeseries?window=-1", 400, "use one of"),
         ]:
             response = live.http.get(path)
             assert response.status_code == code and words in response.json()["error"]
@@ -194,5 +202,5 @@ def test_list_deactivate_activate_and_kill_from_the_command_line(run_dir):
         if driver.poll() is None:
             driver.kill()
     assert driver.returncode == 0, output  # stopped on request: a clean run
-    assert "API: http://127.0.0.1:" in output and "finished after" in output
+    assert "UI: http://127.0.0.1:" in output and "finished after" in output
     assert sparkstorm("list").stdout.strip() == "no topologies running"

@@ -6,6 +6,8 @@ commands the API puts on ``Control.commands`` between supersteps.
 
 Read-only routes are open. The control routes (activate, deactivate, kill) need the
 token (header ``Authorization: Bearer TOKEN``) unless the server listens on loopback.
+The web page (``/``, ``/component/ID``) is static HTML and JavaScript that reads this
+API, so the page shows what the API shows.
 """
 
 from __future__ import annotations
@@ -15,12 +17,16 @@ import queue
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
+from starlette.responses import FileResponse, JSONResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from sparkstorm.control.history import WINDOWS, History
 
 ACTIVATE, DEACTIVATE, KILL = "activate", "deactivate", "kill"
 
@@ -31,6 +37,8 @@ class Snapshot:
 
     stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     errors: list[Any] = field(default_factory=list)
+    tasks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Per component, its tasks' statistics."""
     status: str = "STARTING"
     supersteps: int = 0
     in_flight: int = 0
@@ -52,6 +60,10 @@ class Control:
     commands: queue.Queue[tuple[str, float | None]] = field(default_factory=queue.Queue)
     kill_wait: float | None = None
     """Set when a kill arrived: the longest the drain may then last."""
+    history: History = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.history = History(self.started)
 
 
 def _uptime(secs: float) -> str:
@@ -85,8 +97,14 @@ def _last_error(control: Control, component: str) -> str:
     return mine[-1].message.splitlines()[0] if mine else ""
 
 
-def _component(control: Control, component: str, row: dict[str, Any]) -> dict[str, Any]:
-    """One row of Storm UI's spouts or bolts table."""
+def _component(
+    control: Control, component: str, row: dict[str, Any], window: dict[str, Any] | None
+) -> dict[str, Any]:
+    """One row of Storm UI's spouts or bolts table.
+
+    ``window`` replaces the all-time counters and latencies with a window's (see
+    :meth:`History.window`).
+    """
     common = {
         "tasks": row.get("tasks", 0),
         "emitted": row.get("emitted", 0),
@@ -96,7 +114,7 @@ def _component(control: Control, component: str, row: dict[str, Any]) -> dict[st
         "lastError": _last_error(control, component),
     }
     if row.get("kind") == "spout":
-        return {
+        shown = {
             "spoutId": component,
             **common,
             "pending": row.get("pending", 0),
@@ -106,14 +124,37 @@ def _component(control: Control, component: str, row: dict[str, Any]) -> dict[st
             "failReasons": row.get("fail_reasons", {}),
             "spoutBatch": row.get("spout_batch"),
         }
+    else:
+        shown = {
+            "boltId": component,
+            **common,
+            "executed": row.get("executed", 0),
+            "executeLatency": round(row.get("execute_latency_ms", 0.0), 3),
+            "processLatency": round(row.get("process_latency_ms", 0.0), 3),
+            "capacity": row.get("capacity", 0.0),
+            "prepares": row.get("prepares", 0),
+        }
+    if window is not None:
+        shown.update((key, value) for key, value in window.items() if key in shown)
+    return shown
+
+
+def _task(row: dict[str, Any]) -> dict[str, Any]:
+    """One row of Storm UI's executors table (all time)."""
     return {
-        "boltId": component,
-        **common,
-        "executed": row.get("executed", 0),
-        "executeLatency": round(row.get("execute_latency_ms", 0.0), 3),
-        "processLatency": round(row.get("process_latency_ms", 0.0), 3),
-        "capacity": row.get("capacity", 0.0),
-        "prepares": row.get("prepares", 0),
+        "id": f"[{row['task']}-{row['task']}]",
+        "task": row["task"],
+        "emitted": row["emitted"],
+        "transferred": row["transferred"],
+        "executed": row["executed"],
+        "acked": row["acked"],
+        "failed": row["failed"],
+        "executeLatency": round(row["execute_latency_ms"], 3),
+        "processLatency": round(row["process_latency_ms"], 3),
+        "capacity": row["capacity"],
+        "prepares": row["prepares"],
+        "pending": row.get("pending"),
+        "stateBytes": row["state_bytes"],
     }
 
 
@@ -121,8 +162,11 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
+STATIC = Path(__file__).with_name("static")
+
+
 def build_app(control: Control) -> Starlette:
-    """The Starlette application serving ``control``."""
+    """The Starlette application serving ``control``: the API and the page."""
 
     def known(request: Request) -> JSONResponse | None:
         name = request.path_params["name"]
@@ -138,30 +182,47 @@ def build_app(control: Control) -> Starlette:
             return _error(401, "this control route needs 'Authorization: Bearer TOKEN'")
         return None
 
+    def window_of(request: Request) -> tuple[str, float | None] | JSONResponse:
+        """Storm UI's ``?window=``: 600, 10800, 86400 seconds or ``:all-time`` (the default).
+
+        The error to answer instead, for a topology not here or a window not known.
+        """
+        if (problem := known(request)) is not None:
+            return problem
+        given = request.query_params.get("window", ":all-time")
+        if given not in WINDOWS:
+            return _error(400, f"window={given}: use one of {', '.join(WINDOWS)}")
+        return given, WINDOWS[given]
+
     async def summary(request: Request) -> JSONResponse:
         return JSONResponse({"topologies": [_summary(control)]})
 
     async def topology(request: Request) -> JSONResponse:
-        if (problem := known(request)) is not None:
-            return problem
+        if isinstance(window := window_of(request), JSONResponse):
+            return window
+        name, secs = window
         stats = control.snapshot.stats
-        rows = [_component(control, c, row) for c, row in stats.items()]
+        figures = control.history.window(secs) if secs is not None else {}
+        rows = [_component(control, c, row, figures.get(c)) for c, row in stats.items()]
         return JSONResponse(
             {
                 **_summary(control),
+                "window": name,
                 "spouts": [r for r in rows if "spoutId" in r],
                 "bolts": [r for r in rows if "boltId" in r],
             }
         )
 
     async def component(request: Request) -> JSONResponse:
-        if (problem := known(request)) is not None:
-            return problem
+        if isinstance(window := window_of(request), JSONResponse):
+            return window
+        name, secs = window
         cid = request.path_params["component"]
         row = control.snapshot.stats.get(cid)
         if row is None:
             names = ", ".join(sorted(control.snapshot.stats))
             return _error(404, f"topology {control.name!r} has no component {cid!r} ({names})")
+        figures = control.history.window(secs).get(cid) if secs is not None else None
         errors = [
             {
                 "time": e.time,
@@ -177,10 +238,17 @@ def build_app(control: Control) -> Starlette:
                 "id": cid,
                 "topologyId": control.name,
                 "componentType": row.get("kind"),
-                **_component(control, cid, row),
+                "window": name,
+                **_component(control, cid, row, figures),
+                "executorStats": [_task(t) for t in control.snapshot.tasks.get(cid, [])],
                 "componentErrors": errors[-50:],
             }
         )
+
+    async def timeseries(request: Request) -> JSONResponse:
+        if isinstance(window := window_of(request), JSONResponse):
+            return window
+        return JSONResponse(control.history.series(window[1] or 86400.0))
 
     def operation(action: str) -> Callable[[Request], Awaitable[JSONResponse]]:
         async def handle(request: Request) -> JSONResponse:
@@ -202,14 +270,21 @@ def build_app(control: Control) -> Starlette:
 
         return handle
 
+    async def page(request: Request) -> FileResponse:
+        return FileResponse(STATIC / "topology.html")
+
     base = "/api/v1/topology"
     return Starlette(
         routes=[
             Route(f"{base}/summary", summary),
             Route(base + "/{name}", topology),
             Route(base + "/{name}/component/{component}", component),
+            Route(base + "/{name}/timeseries", timeseries),
             Route(base + "/{name}/activate", operation(ACTIVATE), methods=["POST"]),
             Route(base + "/{name}/deactivate", operation(DEACTIVATE), methods=["POST"]),
             Route(base + "/{name}/kill/{wait}", operation(KILL), methods=["POST"]),
+            Route("/", page),
+            Route("/component/{component}", page),
+            Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ]
     )

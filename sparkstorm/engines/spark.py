@@ -679,6 +679,11 @@ class SparkEngine:
         return url
 
     @property
+    def master(self) -> str:
+        """The Spark master the session runs on (``local[*]``, ``spark://...``)."""
+        return str(self.spark.sparkContext.master)
+
+    @property
     def log_file(self) -> Path | None:
         """Where Spark's own log goes, when this engine started Spark's JVM."""
         path: Path | None = getattr(self.spark, "sparkstorm_log_file", None)

@@ -211,7 +211,7 @@ def _serve(runtime: TopologyRuntime, name: str, engine: str, master: str | None)
         engine=engine,
         token=runtime.conf[SPARKSTORM_UI_TOKEN] or secrets.token_urlsafe(16),
         loopback=is_loopback(host),
-        master=master,
+        master=getattr(runtime.engine, "master", master),
         spark_ui=getattr(runtime.engine, "ui_url", None),
     )
     server = ControlServer(control, host, runtime.conf[SPARKSTORM_UI_PORT])
@@ -225,9 +225,16 @@ def _publish(server: ControlServer, runtime: TopologyRuntime, status: str | None
     """Hand the API a fresh snapshot; ``status`` defaults to ACTIVE or INACTIVE."""
     from sparkstorm.control.api import Snapshot
 
-    status = status or ("ACTIVE" if runtime.active else "INACTIVE")
-    server.control.snapshot = Snapshot(
-        runtime.stats(), list(runtime.errors), status, runtime.supersteps_run, runtime.in_flight
+    stats = runtime.stats()
+    control = server.control
+    control.history.record(time.time(), stats, [s.stats for s in runtime.spouts.values()])
+    control.snapshot = Snapshot(
+        stats=stats,
+        errors=list(runtime.errors),
+        tasks=runtime.task_stats(),
+        status=status or ("ACTIVE" if runtime.active else "INACTIVE"),
+        supersteps=runtime.supersteps_run,
+        in_flight=runtime.in_flight,
     )
 
 

@@ -66,13 +66,7 @@ def by_component(tasks: list[TaskStats], superstep_secs: float) -> dict[str, dic
         grouped.setdefault(stats.component, []).append(stats)
     totals: dict[str, dict[str, Any]] = {}
     for component, members in grouped.items():
-        row: dict[str, Any] = {"tasks": len(members)}
-        for key in SUMMED:
-            row[key] = sum(getattr(s, key) for s in members)
-        row["execute_latency_ms"] = _mean_ms(sum(s.execute_secs for s in members), row["executed"])
-        row["process_latency_ms"] = _mean_ms(sum(s.process_secs for s in members), row["acked"])
-        busiest = max(s.execute_secs for s in members)
-        row["capacity"] = round(busiest / superstep_secs, 3) if superstep_secs > 0 else 0.0
+        row = _counters(members, superstep_secs)
         latencies = [x for s in members for x in s.complete_latencies]
         row["complete_latency_ms"] = _mean_ms(sum(latencies), len(latencies))
         p50, p99 = np.percentile(latencies, [50, 99]) if latencies else (0.0, 0.0)
@@ -85,6 +79,25 @@ def by_component(tasks: list[TaskStats], superstep_secs: float) -> dict[str, dic
         row["fail_reasons"] = reasons
         totals[component] = row
     return totals
+
+
+def by_task(tasks: list[TaskStats], superstep_secs: float) -> dict[int, dict[str, Any]]:
+    """Per-task counters, means and capacity (Storm UI's executors table), by task id."""
+    return {
+        s.task: {"component": s.component, "task": s.task, **_counters([s], superstep_secs)}
+        for s in tasks
+    }
+
+
+def _counters(members: list[TaskStats], superstep_secs: float) -> dict[str, Any]:
+    row: dict[str, Any] = {"tasks": len(members)}
+    for key in SUMMED:
+        row[key] = sum(getattr(s, key) for s in members)
+    row["execute_latency_ms"] = _mean_ms(sum(s.execute_secs for s in members), row["executed"])
+    row["process_latency_ms"] = _mean_ms(sum(s.process_secs for s in members), row["acked"])
+    busiest = max(s.execute_secs for s in members)
+    row["capacity"] = round(busiest / superstep_secs, 3) if superstep_secs > 0 else 0.0
+    return row
 
 
 def _mean_ms(total_secs: float, count: int) -> float:

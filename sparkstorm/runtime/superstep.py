@@ -37,7 +37,7 @@ from sparkstorm.reliability.collectors import ReportedError, Row
 from sparkstorm.runtime.batch_sizing import SpoutBatchSizer
 from sparkstorm.runtime.clock import Clock
 from sparkstorm.runtime.gc_tuning import fewer_collections
-from sparkstorm.runtime.metrics import TaskStats, by_component
+from sparkstorm.runtime.metrics import TaskStats, by_component, by_task
 from sparkstorm.runtime.profile import Profile
 from sparkstorm.runtime.spout_task import SpoutTask
 from sparkstorm.topology.builder import Topology
@@ -370,3 +370,16 @@ class TopologyRuntime:
                     row["snapshot_bytes"] / max(1, self.supersteps_run)
                 )
         return stats
+
+    def task_stats(self) -> dict[str, list[dict[str, Any]]]:
+        """Per-task statistics by component (Storm UI's executors), ``__acker`` included."""
+        rows = by_task(
+            [s.stats for s in self.spouts.values()] + list(self.bolt_stats.values()),
+            self.superstep_secs(),
+        )
+        for task, spout in self.spouts.items():
+            rows[task]["pending"] = len(spout.pending)
+        grouped: dict[str, list[dict[str, Any]]] = {}
+        for task in sorted(rows):
+            grouped.setdefault(rows[task]["component"], []).append(rows[task])
+        return grouped

@@ -1,0 +1,182 @@
+"""The web page of a running topology in a real headless Chromium.
+
+Debian's chromium and chromium-driver (``scripts/install-browser`` installs them),
+driven by Selenium. The page must show what the REST API shows, and its buttons must
+deactivate, activate and kill the run. The test saves a screenshot of the page into
+``$SPARKSTORM_SCREENSHOTS`` (docs/images for the one in docs/getting-started.md), or
+into its temporary directory.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
+from selenium.webdriver.support.wait import WebDriverWait
+
+from tests.cli_topologies import observed
+from tests.test_control import Running
+
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+# As root, on a machine whose network is closed: no sandbox, no background connections.
+CHROMIUM_ARGS = (
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
+ROWS = """
+return [...document.querySelectorAll(`#${arguments[0]} tr[data-id]`)].map((tr) => [
+  tr.dataset.id,
+  Object.fromEntries([...tr.cells].map((td) => [td.dataset.field, td.textContent])),
+]);
+"""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    missing = [path for path in (CHROMIUM, CHROMEDRIVER) if not os.path.exists(path)]
+    if missing:
+        pytest.fail(
+            f"{' and '.join(missing)} not found: the page tests need Debian's chromium and "
+            "chromium-driver; run scripts/install-browser"
+        )
+    options = Options()
+    options.binary_location = CHROMIUM
+    for arg in CHROMIUM_ARGS:
+        options.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver.set_window_size(1400, 1150)
+    yield driver
+    driver.quit()
+
+
+def until(condition, what, timeout=30):
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        assert time.monotonic() < deadline, f"no {what} after {timeout}s"
+        time.sleep(0.2)
+    return value
+
+
+def rows(browser, table_id):
+    """The rows of one of the page's tables, each {field: text}."""
+    return [cells for _, cells in browser.execute_script(ROWS, table_id)]
+
+
+def table(browser, table_id):
+    """The page's table as {row id: {field: text}}."""
+    return dict(browser.execute_script(ROWS, table_id))
+
+
+def shown(text):
+    """What the page shows for an API value."""
+    if text in ("", None):
+        return "-"
+    if isinstance(text, int | float):
+        return f"{text:,.3f}".rstrip("0").rstrip(".")
+    return str(text)
+
+
+def differences(page_rows, api_rows, key):
+    """Cells where the page does not show what the API says (capacity moves with time)."""
+    wrong = []
+    for row in api_rows:
+        cells = page_rows.get(row[key], {})
+        wrong += [
+            (row[key], field, text, row[field])
+            for field, text in cells.items()
+            if field != "capacity" and text != shown(row[field])
+        ]
+        if not cells:
+            wrong.append((row[key], "row missing", None, None))
+    return wrong
+
+
+def answer(browser, words, keys=None, accept=True):
+    """Answer the confirmation the page shows, checking what it asks."""
+    dialog = WebDriverWait(browser, 10).until(expected_conditions.alert_is_present())
+    assert words in dialog.text, dialog.text
+    if keys is not None:
+        dialog.send_keys(keys)
+    dialog.accept() if accept else dialog.dismiss()
+
+
+def test_the_page_shows_what_the_api_shows_and_its_buttons_control_the_run(browser, tmp_path):
+    live = Running("local", None, "web-page", make=observed)
+    try:
+        topology = f"/{live.name}"
+        live.until(lambda: live.get(topology + "/component/check")["lastError"], "an error")
+        browser.get(live.url + "/")
+        until(lambda: browser.find_element(By.ID, "status").text == "ACTIVE", "ACTIVE shown")
+        until(
+            lambda: len(live.get(topology + "/timeseries?window=600")["time"]) >= 6,
+            "six seconds of history",
+        )
+        time.sleep(2.5)  # one more refresh of the page, with that history
+        canvases = browser.find_elements(By.CSS_SELECTOR, ".plots canvas")
+        assert len(canvases) >= 3, "the three plots are drawn"
+        assert "numbers acked" in browser.find_element(By.ID, "plot-rates").text
+        screenshots = Path(os.environ.get("SPARKSTORM_SCREENSHOTS") or tmp_path)
+        screenshots.mkdir(parents=True, exist_ok=True)
+        assert browser.save_screenshot(str(screenshots / "topology-page.png"))
+
+        browser.find_element(By.ID, "kill").click()
+        answer(browser, "Kill topology web-page?", accept=False)  # thought better of it
+        browser.find_element(By.ID, "deactivate").click()
+        answer(browser, "Deactivate topology web-page?")
+        live.until(lambda: live.get(topology)["status"] == "INACTIVE", "INACTIVE")
+        live.until(lambda: live.get("/summary")["topologies"][0]["inFlight"] == 0, "drained")
+        time.sleep(1.0)  # the last trees complete; the counts stop moving
+
+        def page_matches_api():
+            api = live.get(topology)
+            wrong = differences(table(browser, "spouts"), api["spouts"], "spoutId")
+            wrong += differences(table(browser, "bolts"), api["bolts"], "boltId")
+            return not wrong or print("page differs from the API:", wrong)
+
+        until(page_matches_api, "page showing the API's counts", timeout=15)
+        assert browser.find_element(By.ID, "status").text == "INACTIVE"
+        spouts = table(browser, "spouts")
+        assert int(spouts["numbers"]["failed"].replace(",", "")) > 0  # the failures show
+        assert any("is not wanted" in row["error"] for row in rows(browser, "errors"))
+
+        browser.get(live.url + "/component/check")
+        check = live.get(topology + "/component/check")
+        until(lambda: len(table(browser, "tasks")) == 2, "the two tasks of check")
+        tasks = table(browser, "tasks")
+        for task in check["executorStats"]:
+            assert tasks[task["id"]]["executed"] == shown(task["executed"])
+            assert tasks[task["id"]]["failed"] == shown(task["failed"])
+        assert sum(int(row["count"]) for row in rows(browser, "errors")) == sum(
+            e["count"] for e in check["componentErrors"]
+        )
+
+        before = live.acked()
+        browser.find_element(By.ID, "activate").click()
+        answer(browser, "Activate topology web-page?")
+        live.until(lambda: live.acked() > before, "tuples after the page activated it")
+
+        browser.find_element(By.ID, "kill").click()
+        answer(browser, "Kill topology web-page?", keys="5")
+        live.thread.join(60)
+        assert not live.thread.is_alive(), "the page's kill did not stop the run"
+        assert not live.result.interrupted  # a kill asked for is a clean stop
+        until(lambda: browser.find_element(By.ID, "gone").is_displayed(), "the stop shown")
+        assert "killed" in browser.find_element(By.ID, "gone").text
+    finally:
+        if live.thread.is_alive():
+            httpx.post(f"{live.url}/api/v1/topology/{live.name}/kill/0")
+            live.thread.join(60)
