@@ -4,14 +4,12 @@ The driver loop records a :class:`Sample` of every component's cumulative counte
 once a second (kept for 10 minutes) and once a minute (kept for a day). A window's
 figures are the difference between the newest sample and the one a window earlier;
 a plot's points are the differences between consecutive samples. Complete latencies
-go into a histogram per spout with 2% wide buckets, so that a window's p50 and p99
-are a difference of two histograms (within 2%), and memory stays bounded however
-long the topology runs.
+are the spout tasks' 2%-wide buckets (:class:`~sparkstorm.runtime.metrics.Latencies`),
+so that a window's p50 and p99 come from a difference of two sets of buckets.
 """
 
 from __future__ import annotations
 
-import math
 import threading
 from collections import Counter, deque
 from collections.abc import Iterable
@@ -19,11 +17,9 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from sparkstorm.runtime.metrics import TaskStats
+from sparkstorm.runtime.metrics import TaskStats, merged, percentile_ms
 
 COUNTERS = ("emitted", "transferred", "acked", "failed", "executed")
-BUCKET = math.log(1.02)
-"""Latency buckets are 2% wide: a percentile read from them is within 2%."""
 WINDOWS = {"600": 600.0, "10800": 10800.0, "86400": 86400.0, ":all-time": None}
 """Storm UI's windows: 10 minutes, 3 hours, 1 day, all time."""
 
@@ -49,10 +45,6 @@ class History:
         self.fine: deque[Sample] = deque([empty], maxlen=int(600 / fine_secs) + 1)
         self.coarse: deque[Sample] = deque([empty], maxlen=int(86400 / coarse_secs) + 1)
         self.kinds: dict[str, str] = {}
-        self.latencies: dict[str, Counter[int]] = {}
-        self.complete_ms: dict[str, float] = {}
-        self.seen: dict[int, int] = {}
-        """Per spout task: how many of its complete latencies are in the histograms."""
         self.lock = threading.Lock()
 
     def record(
@@ -61,25 +53,23 @@ class History:
         """Take a sample if one is due; ``stats`` is the runtime's, per component."""
         if now - self.fine[-1].time < self.fine_secs:
             return
-        for task in spouts:  # the complete latencies that came since the last sample
-            new = task.complete_latencies[self.seen.get(task.task, 0) :]
-            self.seen[task.task] = self.seen.get(task.task, 0) + len(new)
-            histogram = self.latencies.setdefault(task.component, Counter())
-            histogram.update(_bucket(1000 * secs) for secs in new)
-            self.complete_ms[task.component] = self.complete_ms.get(task.component, 0.0) + sum(
-                1000 * secs for secs in new
-            )
+        by_spout: dict[str, list[TaskStats]] = {}
+        for task in spouts:
+            by_spout.setdefault(task.component, []).append(task)
+        latencies = {c: [t.fold() for t in tasks] for c, tasks in by_spout.items()}
         totals = {}
         for component, row in stats.items():
             figures = {key: float(row.get(key, 0)) for key in COUNTERS}
             figures["execute_ms"] = row.get("execute_latency_ms", 0.0) * row.get("executed", 0)
             figures["process_ms"] = row.get("process_latency_ms", 0.0) * row.get("acked", 0)
-            figures["complete_ms"] = self.complete_ms.get(component, 0.0)
-            figures["completed"] = float(sum(self.latencies.get(component, {}).values()))
+            parts = latencies.get(component, [])
+            figures["complete_ms"] = 1000 * sum(part.total_secs for part in parts)
+            figures["completed"] = float(sum(part.count for part in parts))
             for reason, count in row.get("fail_reasons", {}).items():
                 figures[f"failed:{reason}"] = float(count)
             totals[component] = figures
-        sample = Sample(now, totals, {c: dict(h) for c, h in self.latencies.items()})
+        buckets = {c: merged(part.buckets for part in parts) for c, parts in latencies.items()}
+        sample = Sample(now, totals, buckets)
         with self.lock:
             self.kinds.update((component, row["kind"]) for component, row in stats.items())
             self.fine.append(sample)
@@ -143,8 +133,8 @@ def _difference(new: Sample, old: Sample, component: str) -> dict[str, Any]:
     figures["completeLatency"] = _mean(delta.get("complete_ms", 0.0), delta.get("completed", 0))
     histogram = Counter(new.latencies.get(component, {}))
     histogram.subtract(old.latencies.get(component, {}))
-    figures["completeLatencyP50"] = _percentile(histogram, 0.50)
-    figures["completeLatencyP99"] = _percentile(histogram, 0.99)
+    figures["completeLatencyP50"] = _rounded(percentile_ms(histogram, 0.50))
+    figures["completeLatencyP99"] = _rounded(percentile_ms(histogram, 0.99))
     figures["failReasons"] = {
         key.removeprefix("failed:"): int(n)
         for key, n in delta.items()
@@ -153,21 +143,8 @@ def _difference(new: Sample, old: Sample, component: str) -> dict[str, Any]:
     return figures
 
 
-def _bucket(ms: float) -> int:
-    return math.floor(math.log(max(ms, 0.001)) / BUCKET)
-
-
-def _percentile(histogram: Counter[int], q: float) -> float | None:
-    """The ``q`` quantile of the latencies counted in ``histogram`` (ms), None if none."""
-    total = sum(n for n in histogram.values() if n > 0)
-    if not total:
-        return None
-    seen = 0
-    for bucket in sorted(b for b, n in histogram.items() if n > 0):
-        seen += histogram[bucket]
-        if seen >= q * total:
-            break
-    return round(math.exp((bucket + 0.5) * BUCKET), 3)  # the bucket's middle
+def _rounded(ms: float | None) -> float | None:
+    return None if ms is None else round(ms, 3)
 
 
 def _mean(total: float, count: float) -> float:

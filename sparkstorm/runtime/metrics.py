@@ -1,15 +1,65 @@
 """Per-task statistics with Storm UI's names; the driver sums them per component.
 
-Counts are exact. Latencies are means over every tuple, and the complete latency's p99 is
-computed from every sample the spout tasks kept (one float per acked tree).
+Counts are exact. Latencies are means over every tuple. Complete latencies are kept in
+2%-wide buckets (:class:`Latencies`), so that a topology that runs for days keeps a few
+hundred numbers per spout task, not one per tree: their mean is exact, their p50 and p99
+within 1% (a bucket's middle).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+BUCKET = math.log(1.02)
+"""Complete latencies are counted in buckets 2% wide."""
+
+
+@dataclass
+class Latencies:
+    """Complete latencies (from emit to ack), bucketed: bounded memory, exact mean."""
+
+    buckets: dict[int, int] = field(default_factory=dict)
+    """Trees per bucket: bucket ``b`` holds latencies of ``exp(b * BUCKET)`` ms and up."""
+    count: int = 0
+    total_secs: float = 0.0
+
+    def add(self, secs: list[float]) -> None:
+        """Count ``secs`` in (a spout task hands them over in batches: numpy buckets them)."""
+        if not secs:
+            return
+        values = np.asarray(secs)
+        self.count += len(values)
+        self.total_secs += float(values.sum())
+        found = np.floor(np.log(np.maximum(values * 1000, 1e-3)) / BUCKET).astype(np.int64)
+        for bucket, n in zip(*np.unique(found, return_counts=True), strict=True):
+            self.buckets[int(bucket)] = self.buckets.get(int(bucket), 0) + int(n)
+
+
+def percentile_ms(buckets: Mapping[int, int], q: float) -> float | None:
+    """The ``q`` quantile (0-1) of bucketed latencies, in ms (a bucket's middle); None if none."""
+    total = sum(n for n in buckets.values() if n > 0)
+    if not total:
+        return None
+    seen = 0
+    for bucket in sorted(b for b, n in buckets.items() if n > 0):
+        seen += buckets[bucket]
+        if seen >= q * total:
+            break
+    return math.exp((bucket + 0.5) * BUCKET)
+
+
+def merged(parts: Iterable[Mapping[int, int]]) -> dict[int, int]:
+    """Bucket counts summed over ``parts``."""
+    total: dict[int, int] = {}
+    for part in parts:
+        for bucket, n in part.items():
+            total[bucket] = total.get(bucket, 0) + n
+    return total
 
 
 @dataclass
@@ -35,6 +85,14 @@ class TaskStats:
     """Bytes of state pickled since the topology started."""
     fail_reasons: dict[str, int] = field(default_factory=dict)
     complete_latencies: list[float] = field(default_factory=list)
+    """Complete latencies (seconds) not yet in ``latencies``: see :meth:`fold`."""
+    latencies: Latencies = field(default_factory=Latencies)
+
+    def fold(self) -> Latencies:
+        """Move ``complete_latencies`` into the buckets; the bucketed latencies so far."""
+        self.latencies.add(self.complete_latencies)
+        self.complete_latencies.clear()
+        return self.latencies
 
 
 SUMMED = (
@@ -59,7 +117,7 @@ def by_component(tasks: list[TaskStats], superstep_secs: float) -> dict[str, dic
     supersteps wait for; low on every bolt while supersteps are long, the engine's own
     cost per superstep is. Spouts get
     ``complete_latency_ms`` (mean), ``complete_latency_p50_ms`` and
-    ``complete_latency_p99_ms`` from their acked trees.
+    ``complete_latency_p99_ms`` (within 1%) from their acked trees.
     """
     grouped: dict[str, list[TaskStats]] = {}
     for stats in tasks:
@@ -67,11 +125,12 @@ def by_component(tasks: list[TaskStats], superstep_secs: float) -> dict[str, dic
     totals: dict[str, dict[str, Any]] = {}
     for component, members in grouped.items():
         row = _counters(members, superstep_secs)
-        latencies = [x for s in members for x in s.complete_latencies]
-        row["complete_latency_ms"] = _mean_ms(sum(latencies), len(latencies))
-        p50, p99 = np.percentile(latencies, [50, 99]) if latencies else (0.0, 0.0)
-        row["complete_latency_p50_ms"] = float(1000 * p50)
-        row["complete_latency_p99_ms"] = float(1000 * p99)
+        latencies = [s.fold() for s in members]
+        completed = sum(part.count for part in latencies)
+        row["complete_latency_ms"] = _mean_ms(sum(p.total_secs for p in latencies), completed)
+        buckets = merged(part.buckets for part in latencies)
+        row["complete_latency_p50_ms"] = percentile_ms(buckets, 0.50) or 0.0
+        row["complete_latency_p99_ms"] = percentile_ms(buckets, 0.99) or 0.0
         reasons: dict[str, int] = {}
         for s in members:
             for kind, n in s.fail_reasons.items():

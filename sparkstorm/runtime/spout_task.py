@@ -35,6 +35,8 @@ from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import Tuple
 
 PENDING_BUCKETS = 2
+FOLD_AT = 65536
+"""Complete latencies a spout task keeps as floats before it buckets them."""
 
 
 def _takes_reason(spout: Spout) -> bool:
@@ -146,6 +148,8 @@ class SpoutTask:
                 self._call_ack(entry[0])
             elif stream == ACKER_FAIL_STREAM_ID:
                 self._call_fail(entry[0], details[i])
+        if len(self.stats.complete_latencies) >= FOLD_AT:  # memory stays bounded
+            self.stats.fold()
 
     def tick(self) -> None:
         """The spout's timeout tick: rotate pending; what falls out fails with ``timeout``."""

@@ -1,0 +1,40 @@
+"""Complete latencies in 2%-wide buckets: bounded memory, exact mean, percentiles within 2%."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sparkstorm.runtime.metrics import Latencies, TaskStats, by_component, percentile_ms
+
+
+@given(st.lists(st.floats(min_value=1e-5, max_value=3600.0), min_size=1, max_size=300))
+def test_percentiles_are_within_two_percent_of_the_exact_ones(secs):
+    latencies = Latencies()
+    latencies.add(secs)
+    for q in (0.5, 0.99):
+        # the value at the rank the buckets count to (numpy's "inverted_cdf")
+        exact = 1000 * float(np.percentile(secs, 100 * q, method="inverted_cdf"))
+        assert percentile_ms(latencies.buckets, q) == pytest.approx(exact, rel=0.01)
+
+
+def test_a_million_trees_keep_a_few_hundred_numbers_and_the_exact_mean():
+    rng = np.random.default_rng(7)
+    spout = TaskStats("sentences", 1)
+    values = rng.lognormal(mean=-3, sigma=1, size=1_000_000)
+    for chunk in np.array_split(values, 50):  # as the spout task hands them over
+        spout.complete_latencies += chunk.tolist()
+        spout.fold()
+    assert spout.complete_latencies == []
+    assert len(spout.latencies.buckets) < 600
+    row = by_component([spout], 1.0)["sentences"]
+    assert row["complete_latency_ms"] == pytest.approx(1000 * values.mean(), rel=1e-9)
+    exact_p99 = 1000 * np.percentile(values, 99)
+    assert row["complete_latency_p99_ms"] == pytest.approx(exact_p99, rel=0.01)
+
+
+def test_no_trees_no_percentile():
+    assert percentile_ms({}, 0.5) is None
+    assert by_component([TaskStats("s", 1)], 1.0)["s"]["complete_latency_p99_ms"] == 0.0
