@@ -104,15 +104,33 @@ class RedisStreamSpout(Spout):
         self.claim_idle_ms = int(2000 * conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS])
         # redis-py types its replies for every protocol and mode at once: read them as Any
         self.client: Any = redis.Redis.from_url(
-            self.url, socket_timeout=5, client_name=f"sparkstorm:{self.stream}:{self.consumer}"
+            self.url,
+            socket_timeout=5,
+            client_name=f"sparkstorm:{self.stream}:{self.consumer}",
+            redis_connect_func=self._on_connect,
         )
+        self.connections = 0
+        self.reread = False
         self.buffer: deque[tuple[bytes, dict[bytes, bytes]]] = deque()
         self.in_flight: dict[bytes, dict[bytes, bytes]] = {}
+        self.completed: list[bytes] = []
+        """Entries whose tree completed and whose ``XACK`` has not succeeded yet."""
+        self.xack_failing = False
         self.next_claim = 0.0
         self.next_attempt = 0.0
         self.backoff = RECONNECT_SECS
         self.ready = False
         self._setup()
+
+    def _on_connect(self, connection: Any) -> None:
+        """A new connection (redis-py reconnects by itself, even inside a command).
+
+        A command whose reply was lost with the old connection may have delivered
+        entries to this consumer that it never saw: read its own pending history again.
+        """
+        connection.on_connect()
+        self.connections += 1
+        self.reread = self.connections > 1
 
     def _where(self) -> str:
         kwargs = self.client.connection_pool.connection_kwargs
@@ -167,6 +185,12 @@ class RedisStreamSpout(Spout):
             if time.monotonic() >= self.next_attempt:
                 self._setup()
             return
+        if self.completed:
+            self._xack_completed()
+        if self.reread:  # everything buffered is pending here: the history brings it back
+            self.reread = False
+            self.buffer.clear()
+            self.history = "0"
         try:
             if not self.buffer and self.history is not None:
                 entries = self._read(self.history)
@@ -215,10 +239,24 @@ class RedisStreamSpout(Spout):
         """``XACK`` the entry: its tree completed."""
         if self.in_flight.pop(msg_id, None) is None:
             return
+        self.completed.append(msg_id)
+        self._xack_completed()
+
+    def _xack_completed(self) -> None:
+        """``XACK`` the completed entries; on a lost connection, again at the next call.
+
+        An entry left unacked would stay pending for this consumer, which reads its own
+        history only when it starts or reconnects, until claimed as abandoned.
+        """
         try:
-            self.client.xack(self.stream, self.group, msg_id)
-        except redis.RedisError as exc:  # it stays pending: delivered again later
-            log.warning("RedisStreamSpout: XACK of %r failed (%s)", msg_id, exc)
+            self.client.xack(self.stream, self.group, *self.completed)
+        except redis.RedisError as exc:
+            if not self.xack_failing:  # one warning per outage
+                log.warning("RedisStreamSpout: XACK failed (%s); retrying", exc)
+            self.xack_failing = True
+            return
+        self.completed.clear()
+        self.xack_failing = False
 
     def fail(self, msg_id: Any, reason: FailReason | None = None) -> None:
         """Deliver the entry again, or dead-letter it once delivered ``max_retries`` times."""
@@ -249,6 +287,8 @@ class RedisStreamSpout(Spout):
 
     def close(self) -> None:
         """Close the client; pending entries stay with this consumer for the next run."""
+        if self.completed:
+            self._xack_completed()
         self.client.close()
 
 

@@ -1,13 +1,16 @@
-"""One fault suite for every source: RabbitMQ, Redis Streams and NATS JetStream, on both
-engines, each run through ``sparkstorm run`` in its own process group.
+"""One fault suite for every source: RabbitMQ, Redis Streams and NATS JetStream, each
+run through ``sparkstorm run`` in its own process group.
 
 The topology (``fault_topology.py``) is source -> check -> PostgreSQL, with one row per
 message id that counts its writes: a message lost is a missing row, a duplicate is a row
 written twice. What each scenario promises is in docs/connectors.md.
 
+The spout runs in the driver on both engines, so what Spark adds is its start-up, its
+stop and its processes to kill. Each scenario runs every source on the local engine and
+one source on Spark, a different one per scenario, so that each source meets Spark:
+a Spark run of these costs 50-130 s here, and all nine would be a third of the suite.
 The connection-level cases (bad URL, bad credentials, closed port) run on the local
-engine only: the spout runs in the driver on both engines, so only Spark's start-up
-would differ, and ``tests/test_cli.py`` covers that.
+engine only; ``tests/test_cli.py`` covers Spark's start-up.
 """
 
 from __future__ import annotations
@@ -143,10 +146,13 @@ def healthy(count: int, start: int = 0) -> list[bytes]:
     return [f"{i}|message {i}".encode() for i in range(start, start + count)]
 
 
-engines = pytest.mark.parametrize("engine", ["local", "spark"])
+def every_source_and_on_spark(source: str) -> pytest.MarkDecorator:
+    """Every source on the local engine, and ``source`` on Spark too."""
+    cases = [(kind, "local") for kind in sorted(BROKERS)] + [(source, "spark")]
+    return pytest.mark.parametrize(("broker", "engine"), cases, indirect=["broker"])
 
 
-@engines
+@every_source_and_on_spark("nats")
 def test_a_graceful_stop_then_a_run_until_idle_write_every_id_once(broker, engine, tmp_path):
     # One attempt allowed: a healthy message failed by the stop would be dead-lettered.
     broker.publish(healthy(MESSAGES))
@@ -166,7 +172,7 @@ def test_a_graceful_stop_then_a_run_until_idle_write_every_id_once(broker, engin
     assert broker.dead_letters() == []
 
 
-@engines
+@every_source_and_on_spark("rabbitmq")
 def test_poison_and_undecodable_are_dead_lettered_and_the_rest_flows(broker, engine, tmp_path):
     # Max spout pending 1: a message that never ends would stall everything behind it.
     broker.publish([UNDECODABLE, b"poison", *healthy(8)])
@@ -184,7 +190,7 @@ def test_poison_and_undecodable_are_dead_lettered_and_the_rest_flows(broker, eng
     assert "not utf-8 text" in run.output()  # the error says what is wrong with it
 
 
-@engines
+@every_source_and_on_spark("redis")
 def test_sigkill_then_a_server_side_close_lose_nothing(broker, engine, tmp_path):
     broker.publish(healthy(MESSAGES))
     # NATS redelivers what the dead process held after its ack wait, three message
