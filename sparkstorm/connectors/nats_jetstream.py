@@ -283,13 +283,14 @@ class NatsJetStreamSpout(Spout):
         await msg.term()  # only once the copy is stored: a crash in between duplicates
 
     async def _finish_fetch(self) -> None:
-        """Let the fetch under way end, within ``FETCH_SECS``.
+        """Let the fetch under way end (it takes ``FETCH_SECS``; allow ``CONNECT_SECS``).
 
         What it brings is then in the buffer, to be returned; a cancelled fetch would
-        strand its messages on the server until their ack wait ran out.
+        strand its messages on the server until their ack wait ran out. The margin is
+        for a loaded driver, whose event-loop thread may wait long for the GIL.
         """
         try:
-            await asyncio.wait_for(asyncio.shield(self.fetcher), FETCH_SECS + 1)
+            await asyncio.wait_for(asyncio.shield(self.fetcher), CONNECT_SECS)
         except TimeoutError:
             self.fetcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -310,7 +311,7 @@ class NatsJetStreamSpout(Spout):
         self.running = False
         if self.connected:
             asyncio.run_coroutine_threadsafe(self._finish_fetch(), self.loop).result(
-                CONNECT_SECS + FETCH_SECS
+                2 * CONNECT_SECS
             )
             for msg in self.buffer:
                 self._send(msg.nak())
