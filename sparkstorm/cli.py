@@ -467,12 +467,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_ui:
         from sparkstorm.control import registry
 
-        if name in registry.running():
-            print(
-                f"sparkstorm: error: a topology named {name!r} already runs on this machine; "
-                "give this one another --name",
-                file=sys.stderr,
-            )
+        try:
+            registry.check_free(name)  # before Spark starts, not after
+        except ValueError as exc:
+            print(f"sparkstorm: error: {exc}", file=sys.stderr)
             return EXIT_USAGE
     try:
         if args.quiet:

@@ -147,11 +147,17 @@ class RedisStreamSpout(Spout):
         except redis.RedisError as exc:
             self._unreachable(exc)
             return
-        # Its own history first: what a previous run (or connection) left unacked.
-        self.buffer.clear()
-        self.history: bytes | str | None = "0"
+        self._reread_history()  # first: what a previous run or connection left unacked
         self.ready = True
         self.backoff = RECONNECT_SECS
+
+    def _reread_history(self) -> None:
+        """Read this consumer's pending entries again, from the first (all of them).
+
+        What is buffered is pending here too, so the history brings it back.
+        """
+        self.buffer.clear()
+        self.history: bytes | str | None = "0"
 
     def _unreachable(self, exc: redis.RedisError) -> None:
         self.collector.report_error(
@@ -187,10 +193,9 @@ class RedisStreamSpout(Spout):
             return
         if self.completed:
             self._xack_completed()
-        if self.reread:  # everything buffered is pending here: the history brings it back
+        if self.reread:
             self.reread = False
-            self.buffer.clear()
-            self.history = "0"
+            self._reread_history()
         try:
             if not self.buffer and self.history is not None:
                 entries = self._read(self.history)

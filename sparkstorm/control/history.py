@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from sparkstorm.runtime.metrics import TaskStats, merged, percentile_ms
+from sparkstorm.runtime.metrics import Latencies, TaskStats, grouped, percentile_ms
 
 COUNTERS = ("emitted", "transferred", "acked", "failed", "executed")
 WINDOWS = {"600": 600.0, "10800": 10800.0, "86400": 86400.0, ":all-time": None}
@@ -53,23 +53,21 @@ class History:
         """Take a sample if one is due; ``stats`` is the runtime's, per component."""
         if now - self.fine[-1].time < self.fine_secs:
             return
-        by_spout: dict[str, list[TaskStats]] = {}
-        for task in spouts:
-            by_spout.setdefault(task.component, []).append(task)
-        latencies = {c: [t.fold() for t in tasks] for c, tasks in by_spout.items()}
+        latencies = {
+            c: Latencies.combined(t.fold() for t in tasks) for c, tasks in grouped(spouts).items()
+        }
         totals = {}
         for component, row in stats.items():
             figures = {key: float(row.get(key, 0)) for key in COUNTERS}
             figures["execute_ms"] = row.get("execute_latency_ms", 0.0) * row.get("executed", 0)
             figures["process_ms"] = row.get("process_latency_ms", 0.0) * row.get("acked", 0)
-            parts = latencies.get(component, [])
-            figures["complete_ms"] = 1000 * sum(part.total_secs for part in parts)
-            figures["completed"] = float(sum(part.count for part in parts))
+            spout = latencies.get(component, Latencies())
+            figures["complete_ms"] = 1000 * spout.total_secs
+            figures["completed"] = float(spout.count)
             for reason, count in row.get("fail_reasons", {}).items():
                 figures[f"failed:{reason}"] = float(count)
             totals[component] = figures
-        buckets = {c: merged(part.buckets for part in parts) for c, parts in latencies.items()}
-        sample = Sample(now, totals, buckets)
+        sample = Sample(now, totals, {c: spout.buckets for c, spout in latencies.items()})
         with self.lock:
             self.kinds.update((component, row["kind"]) for component, row in stats.items())
             self.fine.append(sample)

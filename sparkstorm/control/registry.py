@@ -27,14 +27,19 @@ def register(name: str, url: str, token: str) -> Path:
     """Record this process as running ``name``; a live one of the same name is an error."""
     folder = run_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    if name in running():
-        msg = f"a topology named {name!r} already runs on this machine; pick another --name"
-        raise ValueError(msg)
+    check_free(name)
     path = folder / f"{name}.json"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as out:
         json.dump({"name": name, "pid": os.getpid(), "url": url, "token": token}, out)
     return path
+
+
+def check_free(name: str) -> None:
+    """Raise ``ValueError`` if a live driver already runs a topology called ``name``."""
+    if name in running():
+        msg = f"a topology named {name!r} already runs on this machine; give it another --name"
+        raise ValueError(msg)
 
 
 def unregister(name: str) -> None:

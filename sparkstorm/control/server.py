@@ -7,7 +7,6 @@ Loopback by default: binding another address is a choice the user makes with
 from __future__ import annotations
 
 import ipaddress
-import logging
 import socket
 import threading
 import time
@@ -16,8 +15,6 @@ import uvicorn
 
 from sparkstorm.control import registry
 from sparkstorm.control.api import Control, build_app
-
-log = logging.getLogger(__name__)
 
 
 def is_loopback(host: str) -> bool:

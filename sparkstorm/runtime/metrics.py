@@ -39,6 +39,17 @@ class Latencies:
         for bucket, n in zip(*np.unique(found, return_counts=True), strict=True):
             self.buckets[int(bucket)] = self.buckets.get(int(bucket), 0) + int(n)
 
+    @classmethod
+    def combined(cls, parts: Iterable[Latencies]) -> Latencies:
+        """The latencies of ``parts`` together (a new object: ``parts`` are untouched)."""
+        total = cls()
+        for part in parts:
+            total.count += part.count
+            total.total_secs += part.total_secs
+            for bucket, n in part.buckets.items():
+                total.buckets[bucket] = total.buckets.get(bucket, 0) + n
+        return total
+
 
 def percentile_ms(buckets: Mapping[int, int], q: float) -> float | None:
     """The ``q`` quantile (0-1) of bucketed latencies, in ms (a bucket's middle); None if none."""
@@ -51,15 +62,6 @@ def percentile_ms(buckets: Mapping[int, int], q: float) -> float | None:
         if seen >= q * total:
             break
     return math.exp((bucket + 0.5) * BUCKET)
-
-
-def merged(parts: Iterable[Mapping[int, int]]) -> dict[int, int]:
-    """Bucket counts summed over ``parts``."""
-    total: dict[int, int] = {}
-    for part in parts:
-        for bucket, n in part.items():
-            total[bucket] = total.get(bucket, 0) + n
-    return total
 
 
 @dataclass
@@ -119,18 +121,13 @@ def by_component(tasks: list[TaskStats], superstep_secs: float) -> dict[str, dic
     ``complete_latency_ms`` (mean), ``complete_latency_p50_ms`` and
     ``complete_latency_p99_ms`` (within 1%) from their acked trees.
     """
-    grouped: dict[str, list[TaskStats]] = {}
-    for stats in tasks:
-        grouped.setdefault(stats.component, []).append(stats)
     totals: dict[str, dict[str, Any]] = {}
-    for component, members in grouped.items():
+    for component, members in grouped(tasks).items():
         row = _counters(members, superstep_secs)
-        latencies = [s.fold() for s in members]
-        completed = sum(part.count for part in latencies)
-        row["complete_latency_ms"] = _mean_ms(sum(p.total_secs for p in latencies), completed)
-        buckets = merged(part.buckets for part in latencies)
-        row["complete_latency_p50_ms"] = percentile_ms(buckets, 0.50) or 0.0
-        row["complete_latency_p99_ms"] = percentile_ms(buckets, 0.99) or 0.0
+        latencies = Latencies.combined(s.fold() for s in members)
+        row["complete_latency_ms"] = _mean_ms(latencies.total_secs, latencies.count)
+        row["complete_latency_p50_ms"] = percentile_ms(latencies.buckets, 0.50) or 0.0
+        row["complete_latency_p99_ms"] = percentile_ms(latencies.buckets, 0.99) or 0.0
         reasons: dict[str, int] = {}
         for s in members:
             for kind, n in s.fail_reasons.items():
@@ -138,6 +135,14 @@ def by_component(tasks: list[TaskStats], superstep_secs: float) -> dict[str, dic
         row["fail_reasons"] = reasons
         totals[component] = row
     return totals
+
+
+def grouped(tasks: Iterable[TaskStats]) -> dict[str, list[TaskStats]]:
+    """``tasks`` by component."""
+    members: dict[str, list[TaskStats]] = {}
+    for stats in tasks:
+        members.setdefault(stats.component, []).append(stats)
+    return members
 
 
 def by_task(tasks: list[TaskStats], superstep_secs: float) -> dict[int, dict[str, Any]]:
