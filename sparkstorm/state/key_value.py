@@ -1,0 +1,157 @@
+"""``KeyValueState``: a stateful bolt task's state (Storm's ``KeyValueState``).
+
+The task's whole committed state is kept in memory, so ``get`` and ``put`` cost a
+dictionary lookup; beside it are the changes since the last checkpoint. A checkpoint
+stages those changes (:meth:`prepare`), then folds them in (:meth:`commit`); a rollback
+drops what was not committed. The store writes only the changes, so a checkpoint costs
+what changed, not the state's size (see :mod:`sparkstorm.state.stores`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from sparkstorm.state.stores import DELETED, Changes, Store, apply, open_store
+
+_MISSING: Any = object()
+
+
+class KeyValueState:
+    """Key -> value state of one stateful bolt task, committed at checkpoints.
+
+    Keys and values are any picklable objects (with the ``json`` serializer of a store,
+    any JSON values). Iterating yields keys, as a ``dict`` does; :meth:`items` yields
+    ``(key, value)`` pairs, as Storm's iterator yields entries.
+
+    .. versionadded:: 0.2.0
+    """
+
+    def __init__(self, provider: str, config: dict[str, Any], topology: str, task: str) -> None:
+        self._where = (provider, config, topology, task)
+        self._store: Store | None = None
+        self._data: dict[Any, Any] | None
+        self.txid, self._data = self.store.load(task)
+        self._changes: Changes = {}
+        self._staged: dict[int, Changes] = {}
+
+    @property
+    def _committed(self) -> dict[Any, Any]:
+        """The committed data; after a move between processes, read from the store once."""
+        if self._data is None:
+            txid, self._data = self.store.load(self._where[3])
+            for folded in [t for t in self._staged if self.txid < t <= txid]:
+                del self._staged[folded]  # committed by the marker, rolled forward by load
+                self.txid = folded
+            if txid != self.txid:
+                msg = (
+                    f"state of {self._where[3]} in the store is at checkpoint {txid}, but "
+                    f"the task's snapshot is at {self.txid}"
+                )
+                raise RuntimeError(msg)
+        return self._data
+
+    @property
+    def store(self) -> Store:
+        """The store of the state, opened in this process on first use."""
+        if self._store is None:
+            provider, config, topology, _ = self._where
+            self._store = open_store(provider, config, topology)
+        return self._store
+
+    # -- Storm's KeyValueState ------------------------------------------------------------
+    def put(self, key: Any, value: Any) -> None:
+        """Set ``key`` to ``value``."""
+        self._changes[key] = value
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        """The value of ``key``, or ``default`` when it has none."""
+        value = self._changes.get(key, _MISSING)
+        if value is _MISSING:
+            for staged in reversed(self._staged.values()):
+                value = staged.get(key, _MISSING)
+                if value is not _MISSING:
+                    break
+            else:
+                return self._committed.get(key, default)
+        return default if value is DELETED else value
+
+    def delete(self, key: Any) -> Any:
+        """Remove ``key``; return the value it had (None if none)."""
+        old = self.get(key)
+        self._changes[key] = DELETED
+        return old
+
+    def __contains__(self, key: Any) -> bool:
+        return self.get(key, _MISSING) is not _MISSING
+
+    def items(self) -> Iterator[tuple[Any, Any]]:
+        """Every (key, value), the uncommitted changes included."""
+        merged = dict(self._committed)
+        for staged in self._staged.values():
+            apply(merged, staged)
+        apply(merged, self._changes)
+        return iter(merged.items())
+
+    def __iter__(self) -> Iterator[Any]:
+        return (key for key, _ in self.items())
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.items())
+
+    def __repr__(self) -> str:
+        return f"KeyValueState({self._where[3]}, txid={self.txid}, changes={len(self._changes)})"
+
+    # -- checkpoints (the engine calls these) ------------------------------------------
+    def prepare(self, txid: int) -> int:
+        """Stage the changes since the last checkpoint under ``txid``; return how many."""
+        changes, self._changes = self._changes, {}
+        self.store.stage(self._where[3], txid, changes)
+        self._staged[txid] = changes
+        return len(changes)
+
+    def commit(self, txid: int) -> None:
+        """Fold in what was staged up to ``txid`` (the driver has written the marker)."""
+        self._committed  # noqa: B018 (after a move: read the store first, it may be ahead)
+        for staged in sorted(t for t in self._staged if t <= txid):
+            changes = self._staged.pop(staged)
+            self.store.commit(self._where[3], staged, changes, self._committed_after(changes))
+            self.txid = staged
+
+    def _committed_after(self, changes: Changes) -> Any:
+        committed = self._committed
+        apply(committed, changes)
+        return lambda: committed
+
+    def rollback(self) -> None:
+        """Drop every change not committed: back to the last checkpoint."""
+        self._changes.clear()
+        self._staged.clear()
+
+    @property
+    def uncommitted(self) -> int:
+        """Keys changed since the last commit (staged or not)."""
+        return len(self._changes) + sum(len(s) for s in self._staged.values())
+
+    # -- snapshots (Spark moves a task between worker processes) ------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        state = {
+            "where": self._where,
+            "txid": self.txid,
+            "changes": self._changes,
+            "staged": self._staged,
+        }
+        if not self.store.durable:  # the committed state exists nowhere else
+            state["committed"] = self._committed
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._where, self._store = state["where"], None
+        self._changes, self._staged = state["changes"], state["staged"]
+        self.txid = state["txid"]
+        self._data = state.get("committed")  # None: read from the store when first needed
+
+    def adopt(self, older: KeyValueState) -> None:
+        """Take ``older``'s committed data when it is at this state's txid (no reload)."""
+        if self._data is None and older.txid == self.txid and older._where == self._where:
+            self._data = older._data

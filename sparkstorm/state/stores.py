@@ -1,0 +1,343 @@
+"""Where stateful bolts' state is kept: Storm's state providers, as stores.
+
+A checkpoint is a two-phase commit over every stateful task, at one superstep
+boundary. Each task *stages* the keys it changed since its last checkpoint under the
+checkpoint's transaction id (``stage``); once every task has staged, the driver writes
+one *marker*, the last committed transaction id, for the whole topology
+(``mark_committed``): that single write is the commit. Each task then folds what it
+staged into its committed data (``commit``). Loading a task's state rolls forward
+whatever was staged at or below the marker and ignores anything above it, so a crash
+anywhere leaves either the old checkpoint or the new one, never half of one.
+
+Stores:
+
+- ``memory``: nothing leaves the process (a task's committed state travels in its
+  snapshot on Spark). For tests; lost with a driver or an executor.
+- ``redis``: a hash per task, ``{prefix}:{topology}:{component}:{task}``; staged
+  changes in ``...:staged:{txid}``; a commit is one MULTI/EXEC transaction.
+- ``directory``: a directory per task holding a full ``base-{txid}`` and the
+  ``delta-{txid}`` files after it, each written to a temporary name and renamed; the
+  marker is a ``COMMITTED`` file, renamed into place. A base is rewritten only when the
+  deltas since the last one outweigh it, so a checkpoint costs what changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urlparse
+
+from sparkstorm.topology.shared_resources import shared_resource
+
+
+class _Deleted:
+    """The type of :data:`DELETED`; it pickles as a reference, so it stays one object."""
+
+    def __reduce__(self) -> str:
+        return "DELETED"
+
+    def __repr__(self) -> str:
+        return "DELETED"
+
+
+DELETED: Any = _Deleted()
+"""Marks a key deleted in a set of changes (in snapshots and delta files too)."""
+
+Changes = dict[Any, Any]
+"""Key -> new value, or :data:`DELETED`."""
+
+_STORM_NAMES = {
+    "org.apache.storm.state.InMemoryKeyValueStateProvider": "memory",
+    "org.apache.storm.redis.state.RedisKeyValueStateProvider": "redis",
+}
+PROVIDERS = ("memory", "redis", "directory")
+
+
+class Store(Protocol):
+    """One topology's state in one store: per-task data and the topology's marker."""
+
+    durable: bool
+    """Whether committed state survives the process (else it travels in snapshots)."""
+
+    def committed_txid(self) -> int:
+        """The topology's last committed transaction id (-1 before the first)."""
+
+    def mark_committed(self, txid: int) -> None:
+        """Commit ``txid`` for the whole topology (one atomic write)."""
+
+    def load(self, task: str) -> tuple[int, dict[Any, Any]]:
+        """A task's committed (txid, data), rolled forward to the marker."""
+
+    def stage(self, task: str, txid: int, changes: Changes) -> None:
+        """Keep ``changes`` durably under ``txid``, invisible until the marker reaches it."""
+
+    def commit(
+        self, task: str, txid: int, changes: Changes, data: Callable[[], dict[Any, Any]]
+    ) -> None:
+        """Fold the changes staged under ``txid`` into the task's committed data.
+
+        ``data`` gives the task's whole committed data after them, for a store that
+        rewrites it now and then.
+        """
+
+
+def provider_name(name: str) -> str:
+    """``topology.state.provider`` as one of :data:`PROVIDERS` (Storm's class names too)."""
+    name = _STORM_NAMES.get(name, name)
+    if name not in PROVIDERS:
+        msg = (
+            f"config key 'topology.state.provider' is {name!r}; use one of {list(PROVIDERS)} "
+            f"(or Storm's {sorted(_STORM_NAMES)})"
+        )
+        raise ValueError(msg)
+    return name
+
+
+def open_store(provider: str, config: dict[str, Any], topology: str) -> Store:
+    """The process's store for ``topology`` (one per process, as a shared resource)."""
+    name = provider_name(provider)
+    key = ("sparkstorm.state", name, json.dumps(config, sort_keys=True), topology)
+    factories: dict[str, Callable[[], Store]] = {
+        "memory": lambda: MemoryStore(),
+        "redis": lambda: RedisStore(config, topology),
+        "directory": lambda: DirectoryStore(config, topology),
+    }
+    return shared_resource(key, factories[name])
+
+
+def apply(data: dict[Any, Any], changes: Changes) -> None:
+    """Apply ``changes`` to ``data`` in place."""
+    for key, value in changes.items():
+        if value is DELETED:
+            data.pop(key, None)
+        else:
+            data[key] = value
+
+
+class MemoryStore:
+    """The marker only: each task's committed state stays in its own state object."""
+
+    durable = False
+
+    def __init__(self) -> None:
+        self._txid = -1
+
+    def committed_txid(self) -> int:
+        """The last committed checkpoint (-1 before the first)."""
+        return self._txid
+
+    def mark_committed(self, txid: int) -> None:
+        """Commit ``txid`` for the topology."""
+        self._txid = txid
+
+    def load(self, task: str) -> tuple[int, dict[Any, Any]]:
+        """The task's committed (txid, data), rolled forward to the marker."""
+        return -1, {}
+
+    def stage(self, task: str, txid: int, changes: Changes) -> None:
+        """Keep ``changes`` under ``txid`` until the marker reaches it."""
+
+    def commit(
+        self, task: str, txid: int, changes: Changes, data: Callable[[], dict[Any, Any]]
+    ) -> None:
+        """Fold what was staged under ``txid`` into the committed data."""
+
+
+class _Codec:
+    """Keys and values as bytes: pickle (any value) or JSON (readable in the store)."""
+
+    def __init__(self, serializer: str) -> None:
+        if serializer not in ("pickle", "json"):
+            msg = f"state provider config 'serializer' is {serializer!r}; use 'pickle' or 'json'"
+            raise ValueError(msg)
+        self.json = serializer == "json"
+
+    def dumps(self, value: Any) -> bytes:
+        if self.json:
+            return json.dumps(value, sort_keys=True).encode()
+        return pickle.dumps(value, protocol=5)
+
+    def loads(self, data: Any) -> Any:
+        return json.loads(data) if self.json else pickle.loads(data)
+
+
+class RedisStore:
+    """State in Redis: a hash per task, staged changes beside it, one marker per topology."""
+
+    durable = True
+    _TOMBSTONE = b""  # neither serializer ever writes an empty value
+
+    def __init__(self, config: dict[str, Any], topology: str) -> None:
+        import redis
+
+        from sparkstorm.connectors.urls import checked_url
+
+        url = checked_url(
+            "the redis state provider",
+            config.get("url", "redis://127.0.0.1:6379/0"),
+            ("redis", "rediss", "unix"),
+            "redis://127.0.0.1:6379/0",
+        )
+        self.client = redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5)
+        self.prefix = f"{config.get('key_prefix', 'sparkstorm:state')}:{topology}"
+        self.codec = _Codec(config.get("serializer", "pickle"))
+
+    def _key(self, task: str) -> str:
+        return f"{self.prefix}:{task}"
+
+    def committed_txid(self) -> int:
+        """The last committed checkpoint (-1 before the first)."""
+        value = self.client.get(f"{self.prefix}:committed")
+        return -1 if value is None else int(value)
+
+    def mark_committed(self, txid: int) -> None:
+        """Commit ``txid`` for the topology."""
+        self.client.set(f"{self.prefix}:committed", txid)
+
+    def load(self, task: str) -> tuple[int, dict[Any, Any]]:
+        """The task's committed (txid, data), rolled forward to the marker."""
+        key, marker = self._key(task), self.committed_txid()
+        own = self.client.get(f"{key}:txid")
+        txid = -1 if own is None else int(own)
+        staged = sorted(int(t) for t in self.client.smembers(f"{key}:staged"))
+        for later in [t for t in staged if txid < t <= marker]:  # committed, not yet folded
+            raw = self.client.hgetall(f"{key}:staged:{later}")
+            changes = {
+                self.codec.loads(k): DELETED if v == self._TOMBSTONE else self.codec.loads(v)
+                for k, v in raw.items()
+            }
+            self.commit(task, later, changes, dict)
+            txid = later
+        data = {
+            self.codec.loads(k): self.codec.loads(v) for k, v in self.client.hgetall(key).items()
+        }
+        return txid, data
+
+    def stage(self, task: str, txid: int, changes: Changes) -> None:
+        """Keep ``changes`` under ``txid`` until the marker reaches it."""
+        key = self._key(task)
+        fields: dict[Any, Any] = {
+            self.codec.dumps(k): self._TOMBSTONE if v is DELETED else self.codec.dumps(v)
+            for k, v in changes.items()
+        }
+        with self.client.pipeline(transaction=True) as pipe:
+            pipe.delete(f"{key}:staged:{txid}")  # what a crashed run staged under this id
+            if fields:
+                pipe.hset(f"{key}:staged:{txid}", mapping=fields)
+            pipe.sadd(f"{key}:staged", txid)
+            pipe.execute()
+
+    def commit(
+        self, task: str, txid: int, changes: Changes, data: Callable[[], dict[Any, Any]]
+    ) -> None:
+        """Fold what was staged under ``txid`` into the committed data."""
+        key = self._key(task)
+        puts: dict[Any, Any] = {
+            self.codec.dumps(k): self.codec.dumps(v) for k, v in changes.items() if v is not DELETED
+        }
+        deletes = [self.codec.dumps(k) for k, v in changes.items() if v is DELETED]
+        with self.client.pipeline(transaction=True) as pipe:
+            if puts:
+                pipe.hset(key, mapping=puts)
+            if deletes:
+                pipe.hdel(key, *deletes)
+            pipe.set(f"{key}:txid", txid)
+            pipe.delete(f"{key}:staged:{txid}")
+            pipe.srem(f"{key}:staged", txid)
+            pipe.execute()
+
+    def close(self) -> None:
+        """Close the client."""
+        self.client.close()
+
+
+class DirectoryStore:
+    """State in a directory: per task a base file and delta files, renamed into place."""
+
+    durable = True
+
+    def __init__(self, config: dict[str, Any], topology: str) -> None:
+        path = config.get("path")
+        if not path:
+            msg = (
+                "the 'directory' state provider needs a path: set "
+                'topology.state.provider.config to {"path": "/some/dir"}'
+            )
+            raise ValueError(msg)
+        parsed = urlparse(str(path))
+        if parsed.scheme not in ("", "file"):
+            msg = f"the 'directory' state provider takes a local path or file:// URI, not {path!r}"
+            raise ValueError(msg)
+        self.root = Path(parsed.path if parsed.scheme else path) / topology
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def committed_txid(self) -> int:
+        """The last committed checkpoint (-1 before the first)."""
+        try:
+            return int(json.loads((self.root / "COMMITTED").read_text())["txid"])
+        except FileNotFoundError:
+            return -1
+
+    def mark_committed(self, txid: int) -> None:
+        """Commit ``txid`` for the topology."""
+        _write_atomically(self.root / "COMMITTED", json.dumps({"txid": txid}).encode())
+
+    def _dir(self, task: str) -> Path:
+        path = self.root / task.replace(":", os.sep)
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    @staticmethod
+    def _files(path: Path, kind: str) -> dict[int, Path]:
+        return {int(p.name.split("-")[1]): p for p in path.glob(f"{kind}-*") if p.name[-1] != "~"}
+
+    def load(self, task: str) -> tuple[int, dict[Any, Any]]:
+        """The task's committed (txid, data), rolled forward to the marker."""
+        path, marker = self._dir(task), self.committed_txid()
+        bases = [t for t in self._files(path, "base") if t <= marker]
+        txid = max(bases, default=-1)
+        data: dict[Any, Any] = pickle.loads((path / f"base-{txid}").read_bytes()) if bases else {}
+        for later, file in sorted(self._files(path, "delta").items()):
+            if txid < later <= marker:
+                apply(data, pickle.loads(file.read_bytes()))
+                txid = later
+        return txid, data
+
+    def stage(self, task: str, txid: int, changes: Changes) -> None:
+        """Keep ``changes`` under ``txid`` until the marker reaches it."""
+        _write_atomically(self._dir(task) / f"delta-{txid}", pickle.dumps(changes, protocol=5))
+
+    def commit(
+        self, task: str, txid: int, changes: Changes, data: Callable[[], dict[Any, Any]]
+    ) -> None:
+        """Nothing to fold (the marker decided); rewrite the base when deltas outweigh it."""
+        path = self._dir(task)
+        bases = self._files(path, "base")
+        newest = max(bases, default=-1)
+        base = bases[newest].stat().st_size if bases else 0
+        deltas = sum(f.stat().st_size for t, f in self._files(path, "delta").items() if t > newest)
+        if deltas <= max(base, 1 << 20):
+            return
+        _write_atomically(path / f"base-{txid}", pickle.dumps(data(), protocol=5))
+        for kind, files in (("base", bases), ("delta", self._files(path, "delta"))):
+            for older, file in files.items():
+                if older < txid or (kind == "delta" and older == txid):
+                    file.unlink(missing_ok=True)
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix="~")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
