@@ -14,8 +14,9 @@ from sparkstorm.errors import (
 from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollector
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
 from sparkstorm.runtime.driver import RunResult, run
+from sparkstorm.state import KeyValueState
 from sparkstorm.topology.builder import Topology, TopologyBuilder
-from sparkstorm.topology.components import BasicBolt, Bolt, Spout
+from sparkstorm.topology.components import BasicBolt, BasicStatefulBolt, Bolt, Spout, StatefulBolt
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import BoltDeclarer, OutputFieldsDeclarer, SpoutDeclarer
 from sparkstorm.topology.fields import Fields
@@ -26,6 +27,7 @@ __version__ = "0.1.0"
 __all__ = [
     "BasicBolt",
     "BasicOutputCollector",
+    "BasicStatefulBolt",
     "Bolt",
     "BoltDeclarer",
     "ComponentStateError",
@@ -35,6 +37,7 @@ __all__ = [
     "Fields",
     "IdleTimeoutError",
     "InvalidTopologyError",
+    "KeyValueState",
     "OutputCollector",
     "OutputFieldsDeclarer",
     "ReportedFailedException",
@@ -44,6 +47,7 @@ __all__ = [
     "Spout",
     "SpoutDeclarer",
     "SpoutOutputCollector",
+    "StatefulBolt",
     "Topology",
     "TopologyBuilder",
     "TopologyContext",

@@ -23,7 +23,10 @@ class FailReason:
 
     ``kind`` is one of ``"timeout"`` (its tree was not complete in time), ``"explicit"``
     (a bolt called ``fail``; ``component``/``task`` name it), ``"error"`` (a bolt raised;
-    ``error`` holds the exception text) or ``"shutdown"`` (the topology stopped first).
+    ``error`` holds the exception text), ``"shutdown"`` (the topology stopped first) or
+    ``"rollback"`` (a failure elsewhere rolled the stateful bolts back to their last
+    checkpoint; the message must be replayed). Neither of the last two is the message's
+    fault: a spout that counts attempts should not count them.
 
     .. versionadded:: 0.1.0
     """
@@ -41,3 +44,9 @@ class FailReason:
 
 TIMEOUT = FailReason("timeout")
 SHUTDOWN = FailReason("shutdown")
+ROLLBACK = FailReason("rollback")
+
+
+def counts_as_attempt(reason: FailReason | None) -> bool:
+    """Whether a failure is the message's own (not a stop or a rollback of others' state)."""
+    return reason is None or reason.kind not in (SHUTDOWN.kind, ROLLBACK.kind)

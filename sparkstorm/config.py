@@ -33,6 +33,9 @@ TOPOLOGY_NAME = "topology.name"
 TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE = "topology.testing.always.try.serialize"
 TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL = "topology.max.error.report.per.interval"
 TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS = "topology.error.throttle.interval.secs"
+TOPOLOGY_STATE_CHECKPOINT_INTERVAL_MS = "topology.state.checkpoint.interval.ms"
+TOPOLOGY_STATE_PROVIDER = "topology.state.provider"
+TOPOLOGY_STATE_PROVIDER_CONFIG = "topology.state.provider.config"
 
 SPARKSTORM_SEED = "sparkstorm.seed"
 SPARKSTORM_SPOUT_BATCH = "sparkstorm.superstep.spout.batch"
@@ -135,6 +138,36 @@ _NAMES = _Kind(
 )
 _TEXT = _Kind(lambda v: isinstance(v, str), str, "a string")
 
+
+def _is_json_object(v: Any) -> bool:
+    if isinstance(v, dict):
+        return True
+    try:
+        return isinstance(v, str) and isinstance(json.loads(v), dict)
+    except ValueError:
+        return False
+
+
+def provider_known(name: str) -> bool:
+    """Whether ``name`` is a state provider sparkstorm has."""
+    from sparkstorm.state.stores import provider_name
+
+    try:
+        provider_name(name)
+    except ValueError:
+        return False
+    return True
+
+
+def provider_config(conf: dict[str, Any]) -> dict[str, Any]:
+    """``topology.state.provider.config`` as a dict (Storm gives it as JSON text)."""
+    raw = conf.get(TOPOLOGY_STATE_PROVIDER_CONFIG)
+    parsed: dict[str, Any] = json.loads(raw) if isinstance(raw, str) else dict(raw or {})
+    return parsed
+
+
+_JSON_OBJECT = _Kind(_is_json_object, str, "a JSON object (a dict, or its JSON text)")
+
 KINDS: dict[str, _Kind] = {
     TOPOLOGY_ACKER_EXECUTORS: _COUNT,
     TOPOLOGY_MESSAGE_TIMEOUT_SECS: _SECONDS,
@@ -146,6 +179,13 @@ KINDS: dict[str, _Kind] = {
     TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE: _BOOL,
     TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL: _POSITIVE_INT,
     TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS: _SECONDS,
+    TOPOLOGY_STATE_CHECKPOINT_INTERVAL_MS: _POSITIVE_INT,
+    TOPOLOGY_STATE_PROVIDER: _Kind(
+        lambda v: isinstance(v, str) and provider_known(v),
+        str,
+        "memory, redis or directory (or Storm's provider class name)",
+    ),
+    TOPOLOGY_STATE_PROVIDER_CONFIG: _optional(_JSON_OBJECT),
     SPARKSTORM_SEED: _INT,
     SPARKSTORM_SPOUT_BATCH: _optional(_POSITIVE_INT),
     SPARKSTORM_SUPERSTEP_TARGET_SECS: _optional(_SECONDS),
@@ -175,6 +215,9 @@ DEFAULTS: dict[str, Any] = {
     TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE: False,
     TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL: 5,
     TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS: 10,
+    TOPOLOGY_STATE_CHECKPOINT_INTERVAL_MS: 1000,
+    TOPOLOGY_STATE_PROVIDER: "memory",
+    TOPOLOGY_STATE_PROVIDER_CONFIG: None,
     SPARKSTORM_SEED: 0,
     SPARKSTORM_SPOUT_BATCH: None,
     SPARKSTORM_SUPERSTEP_TARGET_SECS: None,
@@ -220,6 +263,9 @@ class Config(dict[str, Any]):
     TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE = TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE
     TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL = TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL
     TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS = TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS
+    TOPOLOGY_STATE_CHECKPOINT_INTERVAL_MS = TOPOLOGY_STATE_CHECKPOINT_INTERVAL_MS
+    TOPOLOGY_STATE_PROVIDER = TOPOLOGY_STATE_PROVIDER
+    TOPOLOGY_STATE_PROVIDER_CONFIG = TOPOLOGY_STATE_PROVIDER_CONFIG
     SPARKSTORM_SEED = SPARKSTORM_SEED
     SPARKSTORM_SPOUT_BATCH = SPARKSTORM_SPOUT_BATCH
     SPARKSTORM_SUPERSTEP_TARGET_SECS = SPARKSTORM_SUPERSTEP_TARGET_SECS

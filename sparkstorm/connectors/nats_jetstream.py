@@ -28,7 +28,7 @@ import nats
 import nats.errors
 from nats.js.api import AckPolicy, ConsumerConfig
 
-from sparkstorm._types import FailReason
+from sparkstorm._types import FailReason, counts_as_attempt
 from sparkstorm.config import TOPOLOGY_MAX_SPOUT_PENDING, TOPOLOGY_MESSAGE_TIMEOUT_SECS
 from sparkstorm.connectors.urls import checked_url, redacted
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
@@ -267,7 +267,8 @@ class NatsJetStreamSpout(Spout):
         if msg is None:
             return
         delivered = msg.metadata.num_delivered
-        if self.max_retries is not None and delivered >= self.max_retries:
+        counted = counts_as_attempt(reason)
+        if self.max_retries is not None and delivered >= self.max_retries and counted:
             self._send(self._dead_letter(msg, delivered, reason))
         else:
             self._send(msg.nak(delay=self.nak_delay_secs))

@@ -32,7 +32,7 @@ from typing import Any
 import pika
 import pika.exceptions
 
-from sparkstorm._types import SHUTDOWN, FailReason
+from sparkstorm._types import FailReason, counts_as_attempt
 from sparkstorm.connectors.urls import checked_url
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
 from sparkstorm.topology.components import Spout
@@ -234,13 +234,14 @@ class RabbitMQSpout(Spout):
     def fail(self, msg_id: Any, reason: FailReason | None = None) -> None:
         """Return the message to the queue, or dead-letter it after ``max_retries``.
 
-        A ``shutdown`` failure (the topology stopped before the tree completed) is not
-        an attempt: the message goes back to the queue as it was, uncounted.
+        A ``shutdown`` or ``rollback`` failure (the topology stopped, or a failure elsewhere
+        rolled stateful bolts back) is not an attempt: the message goes back to the queue
+        as it was, uncounted.
         """
         generation, tag = msg_id
         if generation != self.generation or tag not in self.in_flight:
             return  # from a lost connection: RabbitMQ already requeued it
-        if self.max_retries is None or (reason is not None and reason.kind == SHUTDOWN.kind):
+        if self.max_retries is None or not counts_as_attempt(reason):
             self._settle(tag, reason, REQUEUE)
         else:
             self._settle(tag, reason, COUNT)

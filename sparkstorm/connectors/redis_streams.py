@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 import redis
 
-from sparkstorm._types import SHUTDOWN, FailReason
+from sparkstorm._types import SHUTDOWN, FailReason, counts_as_attempt
 from sparkstorm.config import TOPOLOGY_MESSAGE_TIMEOUT_SECS
 from sparkstorm.connectors.batching import BatchingSink
 from sparkstorm.connectors.urls import checked_url
@@ -268,6 +268,9 @@ class RedisStreamSpout(Spout):
         fields = self.in_flight.pop(msg_id, None)
         if fields is None or (reason is not None and reason.kind == SHUTDOWN.kind):
             return  # a shutdown is not an attempt: it stays pending for this consumer
+        if not counts_as_attempt(reason):  # a rollback: deliver it again, uncounted
+            self.buffer.append((msg_id, fields))
+            return
         try:
             pending = self.client.xpending_range(
                 self.stream, self.group, msg_id, msg_id, 1, self.consumer

@@ -29,6 +29,8 @@ class StepResult:
     """Seconds this superstep spent per phase (see :mod:`sparkstorm.runtime.profile`)."""
     superstep: int = -1
     """The superstep this result is of (a pipelined engine returns the one before)."""
+    lost: bool = False
+    """The superstep's job failed (a lost executor): its rows and the bolts' state are gone."""
 
 
 class Engine(Protocol):
@@ -61,6 +63,9 @@ class Engine(Protocol):
 
     def collect(self) -> StepResult | None:
         """Wait for the superstep still running and return its result; None if none runs."""
+
+    def discard_in_flight(self) -> None:
+        """Drop every tuple in flight (keep the tasks' state); nothing may be running."""
 
     def stop(self) -> list[ReportedError]:
         """Call ``cleanup`` where task instances live; drop the rows in flight."""

@@ -92,6 +92,10 @@ class LocalEngine:
         """Nothing is ever left running."""
         return None
 
+    def discard_in_flight(self) -> None:
+        """Drop every tuple in flight (a rollback)."""
+        self._in_flight = []
+
     def stop(self) -> list[ReportedError]:
         """Call every task's ``cleanup``."""
         errors: list[ReportedError] = []

@@ -23,7 +23,13 @@ import pyarrow as pa
 
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.reliability.collectors import Row
-from sparkstorm.reliability.streams import ACKER_COMPONENT_ID, FIELDS_BY_STREAM, RESULT_FIELDS
+from sparkstorm.reliability.streams import (
+    ACKER_COMPONENT_ID,
+    CHECKPOINT_FIELDS,
+    CHECKPOINT_STREAM_ID,
+    FIELDS_BY_STREAM,
+    RESULT_FIELDS,
+)
 from sparkstorm.topology.fields import Fields
 from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import (
@@ -60,7 +66,11 @@ ARROW_SCHEMA = pa.schema(
 
 _Run = tuple[int, str, list[list[Any]], list[dict[int, int] | None]]
 
-_SYSTEM_FIELDS = {**FIELDS_BY_STREAM, TICK_STREAM_ID: TICK_FIELDS}
+_SYSTEM_FIELDS = {
+    **FIELDS_BY_STREAM,
+    TICK_STREAM_ID: TICK_FIELDS,
+    CHECKPOINT_STREAM_ID: CHECKPOINT_FIELDS,
+}
 
 
 class RowCodec:

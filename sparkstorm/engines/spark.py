@@ -670,7 +670,16 @@ class SparkEngine:
         error = ReportedError(
             "__system", -1, now, f"superstep {superstep} lost: {first_line[:500]}"
         )
-        return StepResult([], 0, errors=[error], superstep=superstep)
+        return StepResult([], 0, errors=[error], superstep=superstep, lost=True)
+
+    def discard_in_flight(self) -> None:
+        """Drop every tuple in flight, keeping the state snapshots (a rollback)."""
+        from pyspark.sql.functions import col
+
+        assert self._running is None, "collect the running superstep first"
+        if self._held is not None:
+            self._held = self._held.filter(col("kind") == KIND_STATE)
+        self._held_tuples = 0
 
     @property
     def ui_url(self) -> str | None:

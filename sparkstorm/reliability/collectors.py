@@ -250,6 +250,8 @@ class OutputCollector(_Emitter):
     .. versionadded:: 0.1.0
     """
 
+    _ack_stream = ACKER_ACK_STREAM_ID
+
     def __init__(self, plan: Plan, task_id: int) -> None:
         super().__init__(plan, task_id)
         self._ack_roots: list[int] = []
@@ -405,7 +407,7 @@ class OutputCollector(_Emitter):
             self._ack_vals.clear()
             order, starts = group_by_root(roots)
             combined = np.bitwise_xor.reduceat(ack_vals[order], starts)
-            self._batch_to_ackers(ACKER_ACK_STREAM_ID, ACK_FIELDS, roots[order][starts], combined)
+            self._batch_to_ackers(self._ack_stream, ACK_FIELDS, roots[order][starts], combined)
 
 
 class BasicOutputCollector:

@@ -6,6 +6,9 @@ task, state, epoch), open addressing with linear probing. A rehash sizes the tab
 55% full and the next one comes at 75%, so a pending tree costs 29 to 40 bytes in memory
 (21 in a snapshot) at any number of trees, whatever the tree's size.
 
+With stateful bolts, a slot also keeps ``held``: the XOR of the acks that count once a
+checkpoint commits (8 bytes more a tree, only then).
+
 Expiry is the RotatingMap's with 3 buckets: a slot remembers the rotation in which it
 was last put, and ``rotate`` drops the slots put three rotations ago. Fail reasons of
 failed trees still waiting for their init live in a small dict beside the arrays.
@@ -43,7 +46,8 @@ def group_by_root(roots: U64) -> tuple[I64, I64]:
 class PendingTrees:
     """Root id -> [ack val, spout task] with RotatingMap expiry, in numpy arrays."""
 
-    def __init__(self, capacity: int = _MIN_CAPACITY) -> None:
+    def __init__(self, capacity: int = _MIN_CAPACITY, *, held: bool = False) -> None:
+        self._with_held = held
         self._allocate(capacity)
         self.rotation = 0
         self.reasons: dict[int, Any] = {}
@@ -54,6 +58,7 @@ class PendingTrees:
         self.tasks = np.full(capacity, -1, np.int32)
         self.state = np.zeros(capacity, np.uint8)
         self.epoch = np.zeros(capacity, np.uint8)
+        self.held: U64 = np.zeros(capacity if self._with_held else 0, np.uint64)
         self.live = 0
         self.dead = 0
         self._capacity = np.int64(capacity)
@@ -93,6 +98,8 @@ class PendingTrees:
             self.keys[targets], self.vals[targets] = roots[winners], vals[winners]
             self.tasks[targets], self.state[targets] = tasks[winners], LIVE
             self.epoch[targets] = self.rotation & 0xFF
+            if self._with_held:
+                self.held[targets] = 0
             placed[winners] = targets
             pending = np.setdiff1d(pending, winners, assume_unique=True)
             slots[pending] = (slots[pending] + 1) % self._capacity
@@ -104,15 +111,18 @@ class PendingTrees:
         if self.live + self.dead + extra <= _MAX_LOAD * len(self.keys):
             return
         live = self.state == LIVE
-        keys, vals, tasks, epoch = (
+        keys, vals, tasks, epoch, held = (
             self.keys[live],
             self.vals[live],
             self.tasks[live],
             self.epoch[live],
+            self.held[live] if self._with_held else None,
         )
         self._allocate(max(_MIN_CAPACITY, int((self.live + extra) / _LOAD_AFTER_REHASH) + 1))
         slots = self.insert(keys, vals, tasks)
         self.epoch[slots] = epoch
+        if held is not None:
+            self.held[slots] = held
 
     def remove(self, slots: I64) -> None:
         """Drop the trees in ``slots`` (decided)."""
@@ -124,8 +134,11 @@ class PendingTrees:
         """Move ``slots`` to the newest bucket (RotatingMap.put of an existing key)."""
         self.epoch[slots] = self.rotation & 0xFF
 
-    def rotate(self) -> int:
-        """Advance one rotation; drop what was last put three rotations ago. Returns how many."""
+    def rotate(self) -> I64:
+        """Advance one rotation; drop what was last put three rotations ago. Returns its slots.
+
+        The dropped slots' keys and values stay readable until the next insert.
+        """
         self.rotation += 1
         age = (np.uint8(self.rotation & 0xFF) - self.epoch).astype(np.uint8)
         expired = np.flatnonzero((self.state == LIVE) & (age >= BUCKETS))
@@ -133,7 +146,7 @@ class PendingTrees:
             for root in self.keys[expired].tolist():
                 self.reasons.pop(root, None)
         self.remove(expired)
-        return int(expired.size)
+        return expired
 
     def __getstate__(self) -> dict[str, Any]:
         live = self.state == LIVE  # a snapshot holds live trees only: 21 bytes each
@@ -144,11 +157,14 @@ class PendingTrees:
             "epoch": self.epoch[live],
             "rotation": self.rotation,
             "reasons": self.reasons,
+            "held": self.held[live] if self._with_held else None,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__()  # type: ignore[misc]
+        self.__init__(held=state["held"] is not None)  # type: ignore[misc]
         self.rotation, self.reasons = state["rotation"], state["reasons"]
         self.reserve(len(state["keys"]))
         slots = self.insert(state["keys"], state["vals"], state["tasks"])
         self.epoch[slots] = state["epoch"]
+        if state["held"] is not None:
+            self.held[slots] = state["held"]

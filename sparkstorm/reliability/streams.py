@@ -15,6 +15,10 @@ ACKER_INIT_STREAM_ID = "__ack_init"
 ACKER_ACK_STREAM_ID = "__ack_ack"
 ACKER_FAIL_STREAM_ID = "__ack_fail"
 ACKER_RESET_TIMEOUT_STREAM_ID = "__ack_reset_timeout"
+ACKER_HOLD_STREAM_ID = "__ack_hold"
+"""Acks of a stateful bolt: they count once a checkpoint commits the state they changed."""
+CHECKPOINT_STREAM_ID = "__checkpoint"
+"""Driver -> stateful tasks and ackers: prepare, commit or roll back a checkpoint."""
 
 INIT_FIELDS = Fields("ids", "ack_vals", "spout_task")
 ACK_FIELDS = Fields("ids", "ack_vals")
@@ -25,9 +29,12 @@ RESET_FIELDS = Fields(
 RESULT_FIELDS = Fields("ids", "details")
 """Acker -> spout: the roots decided in one superstep, and their fail reasons (or None)."""
 
+CHECKPOINT_FIELDS = Fields("action", "txid")
+
 FIELDS_BY_STREAM = {
     ACKER_INIT_STREAM_ID: INIT_FIELDS,
     ACKER_ACK_STREAM_ID: ACK_FIELDS,
+    ACKER_HOLD_STREAM_ID: ACK_FIELDS,
     ACKER_FAIL_STREAM_ID: FAIL_FIELDS,
     ACKER_RESET_TIMEOUT_STREAM_ID: RESET_FIELDS,
 }

@@ -85,6 +85,17 @@ class TaskStats:
     """Size of the task's last state snapshot (its attributes, pickled)."""
     snapshot_bytes: int = 0
     """Bytes of state pickled since the topology started."""
+    state_failures: int = 0
+    """Failures that may have left a failed tree's effect in uncommitted state (stateful
+    bolts: a failed or unacked input; ackers: a tree failed or expired with held acks)."""
+    unready: int = 0
+    """Acker: trees with a tuple not yet acked anywhere, at the end of its last superstep."""
+    prepared_txid: int = -1
+    """Stateful bolt: the checkpoint it last staged its changes for."""
+    committed_txid: int = -1
+    """Stateful bolt: the checkpoint its state is at."""
+    checkpoint_keys: int = 0
+    """Stateful bolt: keys written by its checkpoints since the topology started."""
     fail_reasons: dict[str, int] = field(default_factory=dict)
     complete_latencies: list[float] = field(default_factory=list)
     """Complete latencies (seconds) not yet in ``latencies``: see :meth:`fold`."""
@@ -107,6 +118,7 @@ SUMMED = (
     "snapshots",
     "state_bytes",
     "snapshot_bytes",
+    "checkpoint_keys",
 )
 
 

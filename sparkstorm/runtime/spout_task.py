@@ -177,6 +177,12 @@ class SpoutTask:
             )
             self.collector.report_error(SparkStormError(msg))
 
+    def fail_pending(self, reason: FailReason) -> None:
+        """Fail every pending msg id with ``reason``; what ``fail`` emits is sent as usual."""
+        for root, entry in list(self.pending.items()):
+            self.pending.remove(root)
+            self._call_fail(entry[0], reason)
+
     def _expired(self, root: int, entry: tuple[MsgId, float, str]) -> None:
         self._call_fail(entry[0], TIMEOUT)
 

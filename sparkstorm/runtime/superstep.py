@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from sparkstorm._types import SHUTDOWN
+from sparkstorm._types import SHUTDOWN, FailReason
 from sparkstorm.config import (
     SPARKSTORM_CAPTURE,
     SPARKSTORM_GC_GEN0_THRESHOLD,
@@ -35,6 +35,7 @@ from sparkstorm.engines.base import Engine, StepResult
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.reliability.collectors import ReportedError, Row
 from sparkstorm.runtime.batch_sizing import SpoutBatchSizer
+from sparkstorm.runtime.checkpoints import Checkpoints
 from sparkstorm.runtime.clock import Clock
 from sparkstorm.runtime.gc_tuning import fewer_collections
 from sparkstorm.runtime.metrics import TaskStats, by_component, by_task
@@ -130,12 +131,16 @@ class TopologyRuntime:
         self._launched: dict[int, tuple[float, int, bool]] = {}
         """Superstep -> (when its step began, its spout batch, whether a spout used it all)."""
         self._last_result_at = 0.0
+        self.last_result_superstep = -1
+        """The superstep whose result the driver took last."""
         self._tickers = self._tickers_for(self.plan)
         captured = (
             frozenset(self.plan.task_component.values())
             if capture
             else _captured_components(self.plan, self.conf[SPARKSTORM_CAPTURE])
         )
+        self.checkpoints = Checkpoints(self)
+        """Checkpoints of stateful bolts' state (see :mod:`sparkstorm.runtime.checkpoints`)."""
         engine.start(self.plan, seed, captured)
         self._spout_captured: list[tuple[str, str, list[Any]]] = []
         for spout in self.spouts.values():
@@ -200,13 +205,18 @@ class TopologyRuntime:
         for spout in self.spouts.values():
             spout.begin(self.superstep, now)
         self._deliver_outcomes(now)
-        rows = self._fire_ticks(now)
+        rows = self.checkpoints.rows(now)  # before every other row a task gets
+        ticks = self._fire_ticks(now)
         emitted, batch, saturated = 0, self.sizer.batch, False
+        asking = self.active and not self.checkpoints.pausing
+        sent: list[Row] = []
         for spout in self.spouts.values():
-            if self.active:
+            if asking:
                 emitted += spout.next_batch(batch)
                 saturated = saturated or spout.saturated
-            rows.extend(spout.drain())  # with what ack()/fail() emitted (replays)
+            sent.extend(spout.drain())  # with what ack()/fail() emitted (replays)
+        self.checkpoints.sending(self.superstep, ticks, sent)
+        rows += ticks + sent
         self._last_emitted = emitted
         self._collect_spout_errors()
         if self._spout_captured:
@@ -239,8 +249,10 @@ class TopologyRuntime:
             del self._launched[superstep]  # launched nothing, or its job was lost
         self._outcomes = result.spout_rows
         self._in_flight = result.in_flight
+        self.last_result_superstep = max(self.last_result_superstep, result.superstep)
         for stats in result.stats:
             self.bolt_stats[stats.task] = stats
+        self.checkpoints.observe(result)
         self._report(result.errors)
         self._capture(result.captured)
 
@@ -255,6 +267,21 @@ class TopologyRuntime:
     def _capture(self, captured: list[tuple[str, str, list[Any]]]) -> None:
         for component, stream, values in captured:
             self.captured.setdefault((component, stream), []).append(values)
+
+    def discard_pending(self, reason: FailReason) -> None:
+        """Drop every tuple in flight and fail every pending tree with ``reason`` (a rollback).
+
+        Outcomes already decided are delivered first; what the spouts emit in ``fail``
+        (replays) goes out with the next superstep.
+        """
+        running = self.engine.collect()
+        if running is not None:
+            self._take(running)
+        self.engine.discard_in_flight()
+        self._in_flight = 0
+        self._deliver_outcomes(self.now())
+        for spout in self.spouts.values():
+            spout.fail_pending(reason)
 
     def _fire_ticks(self, now: float) -> list[Row]:
         rows: list[Row] = []

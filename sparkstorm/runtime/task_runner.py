@@ -19,7 +19,8 @@ from sparkstorm.reliability.acker import Acker
 from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollector, Row
 from sparkstorm.reliability.ids import id_source
 from sparkstorm.runtime.metrics import TaskStats
-from sparkstorm.topology.components import BasicBolt, Bolt, Component
+from sparkstorm.runtime.stateful import StatefulBoltExecutor, StatefulOutputCollector
+from sparkstorm.topology.components import BasicBolt, Bolt, Component, is_stateful
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.plan import ACKER_COMPONENT_ID, Plan
 from sparkstorm.topology.tuple import Tuple
@@ -91,16 +92,19 @@ class BoltTask:
         self.component_id = component_id
         self.conf = plan.component_conf(component_id)
         self.stats = TaskStats(component_id, task_id)
-        self.collector = OutputCollector(plan, task_id)
+        stateful = task_id in plan.stateful_tasks
+        self.collector = (StatefulOutputCollector if stateful else OutputCollector)(plan, task_id)
         self.context = TopologyContext(plan, task_id, self.conf)
         self.broken: str | None = None
         self.current: Tuple | None = None
         """The tuple ``execute`` runs on now, for the watchdog (None between supersteps)."""
         if component_id == ACKER_COMPONENT_ID:
-            self.bolt: Bolt = Acker()
+            self.bolt: Bolt = Acker(stateful=bool(plan.stateful_tasks))
         else:
             obj = copy_component(plan.components[component_id].obj, component_id)
             self.bolt = BasicBoltExecutor(obj) if isinstance(obj, BasicBolt) else obj
+            if is_stateful(obj):
+                self.bolt = StatefulBoltExecutor(self.bolt, obj)
 
     def prepare(self) -> None:
         """Call the bolt's ``prepare``; an error there is reported and breaks the task."""
@@ -156,6 +160,11 @@ class BoltTask:
         stats.emitted, stats.transferred = collector.emitted, collector.transferred
         stats.acked, stats.failed = collector.acked, collector.failed
         stats.process_secs = collector.process_secs
+        bolt = self.bolt
+        if isinstance(bolt, StatefulBoltExecutor):
+            bolt.report(stats)
+        elif isinstance(bolt, Acker) and bolt.stateful:
+            stats.unready, stats.state_failures = bolt.unready, bolt.state_failures
 
     def cleanup(self) -> None:
         """Call the bolt's ``cleanup``; errors are reported, not raised."""

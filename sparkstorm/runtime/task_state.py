@@ -17,13 +17,20 @@ import cloudpickle
 from sparkstorm.errors import ComponentStateError
 from sparkstorm.reliability.collectors import BasicOutputCollector
 from sparkstorm.runtime.metrics import TaskStats
+from sparkstorm.runtime.stateful import StatefulBoltExecutor
 from sparkstorm.runtime.task_runner import BasicBoltExecutor, BoltTask
+from sparkstorm.state.key_value import KeyValueState
 from sparkstorm.topology.shared_resources import is_shared
+
+_STATEFUL = "__sparkstorm_stateful__"
+"""A stateful task's snapshot entry: its KeyValueState and its collector's input count."""
 
 
 def _user_object(task: BoltTask) -> Any:
-    bolt = task.bolt
-    return bolt.delegate if isinstance(bolt, BasicBoltExecutor) else bolt
+    bolt: Any = task.bolt
+    while isinstance(bolt, BasicBoltExecutor | StatefulBoltExecutor):
+        bolt = bolt.delegate
+    return bolt
 
 
 def _is_engine_owned(value: Any, task: BoltTask) -> bool:
@@ -54,6 +61,9 @@ def snapshot(task: BoltTask) -> bytes:
         for name, value in vars(obj).items()
         if name not in transient and not _is_engine_owned(value, task)
     }
+    if isinstance(task.bolt, StatefulBoltExecutor):  # pickled with the attributes: one object
+        collector = task.bolt.collector
+        state[_STATEFUL] = (task.bolt.state, collector.unacked, collector.rolled_back_at)
     try:
         pickled = pickle.dumps(state, protocol=5)
     except Exception:
@@ -99,6 +109,14 @@ def restore(task: BoltTask, data: bytes) -> None:
     """
     pickled, stats = pickle.loads(data)
     state = pickle.loads(pickled)
+    executor = task.bolt
+    if isinstance(executor, StatefulBoltExecutor):
+        kv, unacked, rolled_back_at = state.pop(_STATEFUL)
+        if isinstance(executor.state, KeyValueState):
+            kv.adopt(executor.state)  # this instance's committed data, when still current
+        executor.state = kv
+        executor.collector.unacked, executor.collector.rolled_back_at = unacked, rolled_back_at
+        executor.restore_counters(stats)
     obj = _user_object(task)
     attributes = vars(obj)
     transient = set(getattr(obj, "transient", ()))

@@ -1,6 +1,6 @@
-"""The classes users write: ``Spout``, ``Bolt`` and ``BasicBolt``.
+"""The classes users write: ``Spout``, ``Bolt``, ``BasicBolt`` and the stateful bolts.
 
-Storm's ``ISpout``, ``IRichBolt`` and ``IBasicBolt``.
+Storm's ``ISpout``, ``IRichBolt``, ``IBasicBolt`` and ``IStatefulBolt``.
 
 Only the method a component must have is abstract; every other hook is a no-op default.
 Components are copied (pickled) once per task, as Storm serializes them: open clients and
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from sparkstorm._types import FailReason, MsgId
     from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollector
     from sparkstorm.reliability.spout_collector import SpoutOutputCollector
+    from sparkstorm.state.key_value import KeyValueState
     from sparkstorm.topology.context import TopologyContext
     from sparkstorm.topology.declarers import OutputFieldsDeclarer
     from sparkstorm.topology.tuple import Tuple
@@ -128,3 +129,52 @@ class BasicBolt(Component, ABC):
 
     def cleanup(self) -> None:
         """Called when the topology is killed, where the task's instance still lives."""
+
+
+class _StatefulHooks:
+    """Storm's ``IStatefulComponent``: the state, and hooks around each checkpoint."""
+
+    def init_state(self, state: KeyValueState) -> None:
+        """Called once per task, after ``prepare`` and before the first ``execute``.
+
+        ``state`` holds what was committed at the last checkpoint (empty the first
+        time); keep it, and ``put``/``get`` through it. Changes become durable at the
+        next checkpoint; until then a failure rolls them back.
+        """
+
+    def pre_prepare(self, txid: int) -> None:
+        """Called before the state is staged for checkpoint ``txid``."""
+
+    def pre_commit(self, txid: int) -> None:
+        """Called before checkpoint ``txid`` is folded into the state (every task staged)."""
+
+    def pre_rollback(self) -> None:
+        """Called before the state rolls back to the last checkpoint (a failure happened)."""
+
+
+class StatefulBolt(_StatefulHooks, Bolt):
+    """A bolt whose state is checkpointed (Storm's ``IStatefulBolt``/``BaseStatefulBolt``).
+
+    Keep state in the :class:`~sparkstorm.KeyValueState` handed to ``init_state``; it is
+    committed for every stateful task together, at one superstep boundary, every
+    ``topology.state.checkpoint.interval.ms``. An input you ``ack`` is acked to its
+    spout only once a checkpoint holds its effect, and any failure that could have left
+    an effect of a failed tree in the state rolls every stateful task back to the last
+    checkpoint and replays what was not committed: each message's effect is counted
+    once in committed state (see docs/reliability.md). Anchor what you emit and ack
+    every input, as with any bolt.
+
+    .. versionadded:: 0.2.0
+    """
+
+
+class BasicStatefulBolt(_StatefulHooks, BasicBolt):
+    """A :class:`StatefulBolt` with :class:`BasicBolt`'s anchoring and acking.
+
+    .. versionadded:: 0.2.0
+    """
+
+
+def is_stateful(obj: object) -> bool:
+    """Whether a component keeps checkpointed state."""
+    return isinstance(obj, StatefulBolt | BasicStatefulBolt)

@@ -11,7 +11,7 @@ from typing import Any
 
 from sparkstorm.config import TOPOLOGY_ACKER_EXECUTORS, TOPOLOGY_TICK_TUPLE_FREQ_SECS
 from sparkstorm.topology.builder import ComponentSpec, Topology
-from sparkstorm.topology.components import Spout
+from sparkstorm.topology.components import Spout, is_stateful
 from sparkstorm.topology.groupings import StreamRoute
 
 ACKER_COMPONENT_ID = "__acker"
@@ -44,6 +44,10 @@ class Plan:
         self.bolt_tasks: list[int] = [
             t for b in topology.bolts for t in self._tasks[b.component_id]
         ]
+        self.stateful_tasks: list[int] = [
+            t for b in topology.bolts if is_stateful(b.obj) for t in self._tasks[b.component_id]
+        ]
+        """Tasks of stateful bolts: their state is checkpointed (see runtime/checkpoints)."""
 
     def for_executors(self) -> Plan:
         """The plan without the spouts' objects, which only the driver runs.

@@ -116,3 +116,12 @@ def tick_tuple(freq_secs: float) -> Tuple:
 
 
 TICK_FIELDS = Fields("rate_secs")
+
+
+def checkpoint_tuple(action: str, txid: int) -> Tuple:
+    """A checkpoint instruction from the driver: ``prepare``, ``commit`` or ``rollback``."""
+    from sparkstorm.reliability.streams import CHECKPOINT_FIELDS, CHECKPOINT_STREAM_ID
+
+    return Tuple(
+        [action, txid], CHECKPOINT_FIELDS, SYSTEM_COMPONENT_ID, CHECKPOINT_STREAM_ID, SYSTEM_TASK_ID
+    )

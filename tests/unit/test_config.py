@@ -7,7 +7,14 @@ import math
 import pytest
 
 from sparkstorm import Config, InvalidTopologyError
-from sparkstorm.config import DEFAULTS, KINDS, parse_value, resolve, spark_settings
+from sparkstorm.config import (
+    DEFAULTS,
+    KINDS,
+    parse_value,
+    provider_config,
+    resolve,
+    spark_settings,
+)
 
 
 def test_every_default_is_a_value_its_key_accepts():
@@ -70,3 +77,12 @@ def test_config_starts_empty_and_spark_settings_are_picked_out():
     assert Config() == {}
     conf = {"spark.ui.enabled": True, "spark.executor.memory": "2g", "myapp.x": 1}
     assert spark_settings(conf) == {"spark.ui.enabled": "true", "spark.executor.memory": "2g"}
+
+
+def test_state_keys_have_storms_defaults_and_are_checked():
+    assert DEFAULTS["topology.state.checkpoint.interval.ms"] == 1000
+    assert DEFAULTS["topology.state.provider"] == "memory"
+    with pytest.raises(InvalidTopologyError, match=r"topology\.state\.provider"):
+        resolve({"topology.state.provider": "hbase"})
+    conf = resolve({"topology.state.provider.config": '{"path": "/tmp/x"}'})
+    assert provider_config(conf) == {"path": "/tmp/x"}

@@ -9,6 +9,7 @@ from sparkstorm.config import resolve
 from sparkstorm.reliability.streams import (
     ACKER_ACK_STREAM_ID,
     ACKER_FAIL_STREAM_ID,
+    ACKER_HOLD_STREAM_ID,
     ACKER_INIT_STREAM_ID,
     ACKER_RESET_TIMEOUT_STREAM_ID,
     FIELDS_BY_STREAM,
@@ -16,7 +17,7 @@ from sparkstorm.reliability.streams import (
 from sparkstorm.runtime.task_runner import BoltTask
 from sparkstorm.testing import FeederSpout
 from sparkstorm.topology.plan import Plan
-from sparkstorm.topology.tuple import Tuple, tick_tuple
+from sparkstorm.topology.tuple import Tuple, checkpoint_tuple, tick_tuple
 from tests.scenarios.bolts import Ack
 
 SPOUT_TASK = 7
@@ -208,3 +209,62 @@ def test_statistics_count_messages_acked_and_outcomes_emitted(acker):
     acker.fail(11)
     stats = acker.task.stats
     assert (stats.acked, stats.emitted) == (4, 2)  # four messages, two outcomes
+
+
+class StatefulAckerHarness(AckerHarness):
+    """An acker of a topology with stateful bolts: held acks wait for a commit."""
+
+    def __init__(self):
+        super().__init__()
+        self.task.bolt.stateful = True
+        self.task.bolt.prepare(self.task.conf, self.task.context, self.task.collector)
+
+    def hold(self, root, val):
+        return self.send(ACKER_HOLD_STREAM_ID, [root], [val])
+
+    def checkpoint(self, action, txid=0):
+        out = []
+        self.task.run([checkpoint_tuple(action, txid)], self.step, self.now, out)
+        return [(task, tup.source_stream, tup.values) for task, tup in out]
+
+
+def test_a_tree_with_held_acks_completes_only_at_the_commit():
+    acker = StatefulAckerHarness()
+    acker.init(1, 0b110)
+    assert acker.ack(1, 0b100) == []
+    assert acker.hold(1, 0b010) == []  # every tuple acked, one ack held: ready
+    assert acker.task.bolt.unready == 0 and len(acker.pending) == 1
+    acker.checkpoint("prepare")
+    assert acker.checkpoint("commit") == [(SPOUT_TASK, ACKER_ACK_STREAM_ID, [[1], None])]
+    assert len(acker.pending) == 0
+
+
+def test_a_commit_completes_only_the_trees_ready_at_its_prepare():
+    acker = StatefulAckerHarness()
+    acker.init(1, 0b1)
+    acker.init(2, 0b1)
+    acker.hold(1, 0b1)
+    acker.checkpoint("prepare")
+    acker.hold(2, 0b1)  # ready after the cut: its effect is not in this checkpoint
+    assert acker.checkpoint("commit") == [(SPOUT_TASK, ACKER_ACK_STREAM_ID, [[1], None])]
+    assert len(acker.pending) == 1
+
+
+def test_failing_a_tree_that_changed_state_counts_a_state_failure():
+    acker = StatefulAckerHarness()
+    acker.init(1, 0b11)
+    acker.init(2, 0b11)
+    acker.hold(1, 0b01)
+    acker.ack(2, 0b01)
+    acker.fail(1)  # a stateful bolt acked part of it: its effect must be rolled back
+    acker.fail(2)  # no stateful bolt saw it: nothing to undo
+    assert acker.task.bolt.state_failures == 1
+    acker.hold(2, 0b10)  # a held ack after the tree was decided: it changed state too
+    assert acker.task.bolt.state_failures == 2
+
+
+def test_a_rollback_forgets_every_pending_tree():
+    acker = StatefulAckerHarness()
+    acker.init(1, 0b1)
+    acker.checkpoint("rollback")
+    assert len(acker.pending) == 0

@@ -1,0 +1,158 @@
+"""The driver's side of checkpoints: when to take one, its two phases, and rollbacks.
+
+Storm's ``CheckpointSpout``, for a superstep engine. Every
+``topology.state.checkpoint.interval.ms`` of topology time, when the topology has
+stateful bolts:
+
+1. **Drain.** The spouts stop being asked for tuples until nothing is in flight and
+   every tracked tree is *ready* (all its tuples acked, some acks held by stateful
+   bolts). The cut between two supersteps then has empty channels, and no tree has
+   changed one stateful task but not yet another.
+2. **Prepare.** A ``prepare`` tuple goes to every stateful task (it stages its changes
+   in the store) and every acker (it notes the ready trees). The spouts resume in the
+   same superstep: what they emit is after the cut everywhere.
+3. **Commit.** When every stateful task reports the checkpoint staged, the driver writes
+   the store's marker (the commit), and a ``commit`` tuple folds the staged changes in
+   and completes the ready trees: their spouts get ``ack``.
+
+A **rollback** follows any failure that may have left an effect of a failed tree in
+uncommitted state (a stateful bolt failed an input or raised; a tree failed or expired
+with held acks; a checkpoint could not be staged; a Spark superstep was lost): the rows
+in flight are dropped, every pending tree fails back to its spout with reason
+``rollback`` (not an attempt), and every stateful task returns to the last commit.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from sparkstorm._types import ROLLBACK
+from sparkstorm.config import (
+    TOPOLOGY_NAME,
+    TOPOLOGY_STATE_CHECKPOINT_INTERVAL_MS,
+    TOPOLOGY_STATE_PROVIDER,
+    provider_config,
+)
+from sparkstorm.reliability.collectors import Row
+from sparkstorm.state.stores import open_store
+from sparkstorm.topology.tuple import checkpoint_tuple
+
+if TYPE_CHECKING:
+    from sparkstorm.engines.base import StepResult
+    from sparkstorm.runtime.superstep import TopologyRuntime
+
+RUNNING, DRAINING, COMMITTING = "running", "draining", "committing"
+
+
+class Checkpoints:
+    """Schedules checkpoints and rollbacks for one topology run (a no-op without state)."""
+
+    def __init__(self, runtime: TopologyRuntime) -> None:
+        plan, conf = runtime.plan, runtime.conf
+        self.runtime = runtime
+        self.tasks = plan.stateful_tasks
+        self._stateful = frozenset(self.tasks)
+        self.ackers = plan.acker_tasks
+        self.interval = conf[TOPOLOGY_STATE_CHECKPOINT_INTERVAL_MS] / 1000
+        self.store = (
+            open_store(conf[TOPOLOGY_STATE_PROVIDER], provider_config(conf), conf[TOPOLOGY_NAME])
+            if self.tasks
+            else None
+        )
+        self.committed = self.store.committed_txid() if self.store is not None else -1
+        """The last committed checkpoint (a restarted topology resumes from it)."""
+        self.phase = RUNNING
+        self.next_due = self.interval
+        self.last_emit = -1
+        """The last superstep in which a spout emitted (a drain must have seen it through)."""
+        self._prepared: tuple[int, int] | None = None  # (txid, superstep of its prepare)
+        self._failures: dict[int, int] = {}
+        self._rollback = False
+        self.dirty = False
+        """Whether a spout emitted or a tick fired since the last checkpoint's prepare."""
+        self.taken = 0
+        self.rollbacks = 0
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the topology has stateful bolts."""
+        return bool(self.tasks)
+
+    @property
+    def pausing(self) -> bool:
+        """Whether the spouts must not be asked for tuples now (a drain)."""
+        return self.phase == DRAINING
+
+    def sending(self, superstep: int, ticks: list[Row], emitted: list[Row]) -> None:
+        """Note what the driver sends in ``superstep``: what a checkpoint must see through."""
+        if emitted:
+            self.last_emit, self.dirty = superstep, True
+        elif ticks and not self.dirty:
+            self.dirty = any(task in self._stateful for task, _ in ticks)
+
+    def observe(self, result: StepResult) -> None:
+        """Take in a superstep's result: failures that call for a rollback, staged tasks."""
+        if not self.enabled:
+            return
+        if result.lost:
+            self._rollback = True
+        for stats in result.stats:
+            seen = self._failures.get(stats.task, 0)
+            if stats.state_failures > seen:
+                self._rollback = True
+            self._failures[stats.task] = stats.state_failures
+
+    def rows(self, now: float) -> list[Row]:
+        """The checkpoint instructions to send in this step (before every other row)."""
+        if not self.enabled:
+            return []
+        if self._rollback:
+            return self._roll_back(now)
+        runtime = self.runtime
+        if self.phase == COMMITTING and self._prepared is not None:
+            txid, superstep = self._prepared
+            if runtime.last_result_superstep < superstep:
+                return []  # the prepare's result has not come back yet
+            staged = [runtime.bolt_stats[t].prepared_txid == txid for t in self.tasks]
+            if not all(staged):
+                return self._roll_back(now)
+            self.store.mark_committed(txid)  # type: ignore[union-attr]
+            self.committed, self.phase, self._prepared = txid, RUNNING, None
+            self.taken += 1
+            return self._to_all("commit", txid)
+        if self.phase == RUNNING and now >= self.next_due and self.dirty:
+            self.phase = DRAINING  # (not dirty: nothing can have changed, nothing to save)
+        if self.phase == DRAINING and self._drained():
+            txid = self.committed + 1
+            self.phase, self._prepared = COMMITTING, (txid, runtime.superstep)
+            self.dirty = False
+            self.next_due = now + self.interval
+            return self._to_all("prepare", txid)
+        return []
+
+    def _drained(self) -> bool:
+        runtime = self.runtime
+        return (
+            runtime.last_result_superstep >= self.last_emit
+            and not runtime.in_flight
+            and all(s.unready == 0 for t, s in runtime.bolt_stats.items() if t in self.ackers)
+        )
+
+    def _to_all(self, action: str, txid: int) -> list[Row]:
+        return [(task, checkpoint_tuple(action, txid)) for task in self.tasks + self.ackers]
+
+    def _roll_back(self, now: float) -> list[Row]:
+        self.runtime.discard_pending(ROLLBACK)  # takes a running superstep's result first
+        self._rollback, self.phase, self._prepared = False, RUNNING, None
+        self.next_due = now + self.interval
+        self.rollbacks += 1
+        return self._to_all("rollback", self.committed)
+
+    def stats(self) -> dict[str, Any]:
+        """What the statistics show about checkpoints."""
+        return {
+            "committed_txid": self.committed,
+            "checkpoints": self.taken,
+            "rollbacks": self.rollbacks,
+            "phase": self.phase,
+        }

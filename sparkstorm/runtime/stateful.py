@@ -1,0 +1,134 @@
+"""Running a stateful bolt task: its ``KeyValueState``, held acks, checkpoint instructions.
+
+Storm's ``StatefulBoltExecutor``. The bolt's acks go to the ackers on ``__ack_hold``:
+they count once the driver's ``commit`` says a checkpoint holds what the inputs changed.
+The driver's instructions arrive as tuples on ``__checkpoint``: ``prepare`` stages the
+changes since the last checkpoint, ``commit`` folds them in once every stateful task has
+staged, ``rollback`` drops what was not committed. An input executed but neither acked
+nor failed at ``prepare`` belongs to a tree that failed or expired elsewhere, so its
+effect must not be committed: the task does not stage and the driver rolls back.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sparkstorm._types import FailReason
+from sparkstorm.config import TOPOLOGY_NAME, TOPOLOGY_STATE_PROVIDER, provider_config
+from sparkstorm.reliability.collectors import OutputCollector
+from sparkstorm.reliability.streams import ACKER_HOLD_STREAM_ID, CHECKPOINT_STREAM_ID
+from sparkstorm.runtime.metrics import TaskStats
+from sparkstorm.state.key_value import KeyValueState
+from sparkstorm.topology.components import Bolt
+from sparkstorm.topology.context import TopologyContext
+from sparkstorm.topology.tuple import SYSTEM_COMPONENT_ID, Tuple
+
+
+class StatefulOutputCollector(OutputCollector):
+    """A stateful bolt's collector: acks are held; inputs not yet acked are counted."""
+
+    _ack_stream = ACKER_HOLD_STREAM_ID
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.unacked = 0
+        """Tracked inputs executed since the last rollback and not yet acked or failed."""
+        self.rolled_back_at = 0.0
+        """An ack or fail of an input received before this (wall time) is dropped: the
+        rollback failed its tree and forgot what the input changed."""
+        self.state_failures = 0
+
+    def ack(self, tup: Tuple) -> None:
+        """Ack ``tup`` once a checkpoint holds its effect (Storm's stateful bolts do too)."""
+        if tup._received < self.rolled_back_at:
+            return
+        if tup._roots:
+            self.unacked -= 1
+        super().ack(tup)
+
+    def _fail(self, tup: Tuple, reason: FailReason) -> None:
+        if tup._received < self.rolled_back_at:
+            return
+        if tup._roots:
+            self.unacked -= 1
+            self.state_failures += 1  # what it changed may be in the state: roll back
+        super()._fail(tup, reason)
+
+
+class StatefulBoltExecutor(Bolt):
+    """Runs a stateful bolt (``delegate``), whose hooks ``user`` has."""
+
+    def __init__(self, delegate: Bolt, user: Any) -> None:
+        self.delegate = delegate
+        self.user = user
+        self.state: KeyValueState | None = None
+        self.prepared_txid = -1
+        self.checkpoint_keys = 0
+
+    def prepare(
+        self, conf: dict[str, Any], context: TopologyContext, collector: OutputCollector
+    ) -> None:
+        """Prepare the bolt, load its committed state, then ``init_state`` (Storm's order)."""
+        assert isinstance(collector, StatefulOutputCollector)
+        self.collector = collector
+        self.delegate.prepare(conf, context, collector)
+        task = f"{context.get_this_component_id()}:{context.get_this_task_id()}"
+        self.state = KeyValueState(
+            conf[TOPOLOGY_STATE_PROVIDER], provider_config(conf), conf[TOPOLOGY_NAME], task
+        )
+        self.user.init_state(self.state)
+
+    def execute(self, tup: Tuple) -> None:
+        """Execute an input, or carry out a checkpoint instruction from the driver."""
+        if (
+            tup.source_stream == CHECKPOINT_STREAM_ID
+            and tup.source_component == SYSTEM_COMPONENT_ID
+        ):
+            self._checkpoint(*tup.values)
+            return
+        if tup._roots:
+            self.collector.unacked += 1
+        self.delegate.execute(tup)
+
+    def _checkpoint(self, action: str, txid: int) -> None:
+        state, collector = self.state, self.collector
+        assert state is not None
+        if action == "prepare":
+            if collector.unacked:
+                collector.state_failures += 1
+                return
+            try:
+                self.user.pre_prepare(txid)
+                self.checkpoint_keys += state.prepare(txid)
+            except Exception as exc:
+                collector.report_error(exc)
+                collector.state_failures += 1
+                return
+            self.prepared_txid = txid
+        elif action == "commit":
+            self.user.pre_commit(txid)
+            state.commit(txid)
+        else:  # rollback to ``txid``, the last checkpoint committed
+            self.user.pre_rollback()
+            state.commit(txid)  # staged and committed, not yet folded in (a commit failed)
+            state.rollback()
+            collector.rolled_back_at, collector.unacked = time.time(), 0
+            self.prepared_txid = -1
+
+    def report(self, stats: TaskStats) -> None:
+        """Copy the task's checkpoint counters into ``stats``."""
+        stats.state_failures = self.collector.state_failures
+        stats.prepared_txid = self.prepared_txid
+        stats.committed_txid = -1 if self.state is None else self.state.txid
+        stats.checkpoint_keys = self.checkpoint_keys
+
+    def restore_counters(self, stats: TaskStats) -> None:
+        """Continue the counters from a snapshot's ``stats`` (the task moved)."""
+        self.collector.state_failures = stats.state_failures
+        self.prepared_txid = stats.prepared_txid
+        self.checkpoint_keys = stats.checkpoint_keys
+
+    def cleanup(self) -> None:
+        """Clean up the bolt."""
+        self.delegate.cleanup()

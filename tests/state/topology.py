@@ -1,0 +1,122 @@
+"""A word count with a stateful count, failures on first attempts, and a replaying spout.
+
+Every sentence's words must be counted exactly once in the committed state, whatever
+fails: ``split`` fails the first attempt of some sentences, ``count`` raises after
+changing its state on the first attempt of others, so a rollback is what keeps the
+counts exact.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from sparkstorm import BasicBolt, Bolt, Fields, Spout, TopologyBuilder
+from sparkstorm.state import KeyValueState
+from sparkstorm.topology.components import StatefulBolt
+
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
+
+
+def sentences(n: int, start: int = 0) -> list[tuple[int, str]]:
+    """``n`` numbered sentences of 1 to 5 words."""
+    return [
+        (i, " ".join(WORDS[(i * 7 + k * 3) % len(WORDS)] for k in range(1 + i % 5)))
+        for i in range(start, start + n)
+    ]
+
+
+def expected_counts(items: list[tuple[int, str]]) -> dict[str, int]:
+    return dict(Counter(word for _, text in items for word in text.split()))
+
+
+class ReplayingSpout(Spout):
+    """Emits numbered sentences once each; replays any that fail, with the attempt number."""
+
+    def __init__(self, items: list[tuple[int, str]]) -> None:
+        self.items = items
+
+    def open(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
+        self.collector = collector
+        self.queue = list(reversed(self.items))
+        self.attempts: dict[int, int] = {}
+        self.acked: set[int] = set()
+        self.reasons: Counter[str] = Counter()
+
+    def next_tuple(self) -> None:
+        if self.queue:
+            number, text = self.queue.pop()
+            attempt = self.attempts.get(number, 0)
+            self.collector.emit([number, text, attempt], msg_id=(number, text))
+
+    def ack(self, msg_id: Any) -> None:
+        self.acked.add(msg_id[0])
+
+    def fail(self, msg_id: Any, reason: Any = None) -> None:
+        self.reasons[getattr(reason, "kind", "?")] += 1
+        self.attempts[msg_id[0]] = self.attempts.get(msg_id[0], 0) + 1
+        self.queue.append(msg_id)  # replayed next
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("number", "sentence", "attempt"))
+
+
+class Split(BasicBolt):
+    """Splits a sentence; fails the first attempt of every 7th."""
+
+    def execute(self, tup: Any, collector: Any) -> None:
+        from sparkstorm import FailedException
+
+        number, text, attempt = tup.values
+        if number % 7 == 3 and attempt == 0:
+            msg = "first attempts of every 7th sentence fail"
+            raise FailedException(msg)
+        for word in text.split():
+            collector.emit([word, number, attempt])
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("word", "number", "attempt"))
+
+
+class StatefulCount(StatefulBolt):
+    """Counts words in its KeyValueState; raises after counting on some first attempts."""
+
+    def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
+        self.collector = collector
+
+    def init_state(self, state: KeyValueState) -> None:
+        self.counts = state
+
+    def execute(self, tup: Any) -> None:
+        word, number, attempt = tup.values
+        self.counts.put(word, self.counts.get(word, 0) + 1)
+        if number % 11 == 5 and attempt == 0:
+            msg = "raised after counting: the rollback must undo the count"
+            raise RuntimeError(msg)
+        self.collector.emit([word, self.counts.get(word)], anchors=tup)
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("word", "count"))
+
+
+class Sink(Bolt):
+    """Acks what it gets, holding each input until the next superstep's first tuple."""
+
+    def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
+        self.collector = collector
+
+    def execute(self, tup: Any) -> None:
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        pass
+
+
+def build(items: list[tuple[int, str]], count_tasks: int = 2) -> Any:
+    builder = TopologyBuilder()
+    builder.set_spout("sentences", ReplayingSpout(items))
+    builder.set_bolt("split", Split(), 2).shuffle_grouping("sentences")
+    builder.set_bolt("count", StatefulCount(), count_tasks).fields_grouping("split", Fields("word"))
+    builder.set_bolt("sink", Sink()).shuffle_grouping("count")
+    return builder.create_topology()
