@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from sparkstorm.reliability.collectors import OutputCollector
-from sparkstorm.reliability.pending_trees import LIVE, PendingTrees, group_by_root
+from sparkstorm.reliability.pending_trees import BUCKETS, LIVE, PendingTrees, group_by_root
 from sparkstorm.reliability.streams import (
     ACKER_ACK_STREAM_ID,
     ACKER_FAIL_STREAM_ID,
@@ -107,7 +107,8 @@ class Acker(Bolt):
             expired = pending.rotate()  # what expires is dropped: the spout times it out
             if self.stateful:
                 self.state_failures += int(np.count_nonzero(pending.held[expired]))
-                self.decided = {r: d for r, d in self.decided.items() if r > pending.rotation - 3}
+                oldest = pending.rotation - BUCKETS
+                self.decided = {r: d for r, d in self.decided.items() if r > oldest}
                 self.decided.setdefault(pending.rotation, []).append(pending.keys[expired])
         elif tup.values[0] == "prepare":  # the trees whose held acks this checkpoint holds
             ready = (pending.state == LIVE) & (pending.held != 0) & (pending.vals == pending.held)
@@ -135,25 +136,27 @@ class Acker(Bolt):
     def _apply(self, tuples: list[Tuple]) -> int:
         if not tuples:
             return 0
-        parts: tuple[list[Any], ...] = ([], [], [], [], [])  # roots, vals, held, tasks, kinds
-        for tup in tuples:  # init and ack messages are batches: arrays of roots and vals
+        parts: tuple[list[Any], ...] = ([], [], [], [])  # roots, ack vals, spout tasks, kinds
+        for tup in tuples:  # init, ack and hold messages are batches: arrays of roots and vals
             kind, values = _KIND[tup.source_stream], tup.values
             ids = np.asarray(values[0], np.uint64).reshape(-1)
             if kind == FAIL:  # an ack fail may precede its init
                 self.pending.reasons.setdefault(values[0], values[1])
             parts[0].append(ids)
-            zeros = np.zeros(len(ids), np.uint64)
-            parts[1].append(np.asarray(values[1], np.uint64) if kind <= ACK else zeros)
-            parts[2].append(np.asarray(values[1], np.uint64) if kind == HOLD else zeros)
-            parts[3].append(np.full(len(ids), values[2] if kind == INIT else -1, np.int32))
-            parts[4].append(np.full(len(ids), kind, np.int8))
-        roots, vals, helds, tasks, kinds = map(np.concatenate, parts)
+            parts[1].append(np.asarray(values[1], np.uint64) if kind <= HOLD else _ZERO)
+            parts[2].append(np.full(len(ids), values[2] if kind == INIT else -1, np.int32))
+            parts[3].append(np.full(len(ids), kind, np.int8))
+        roots, vals, tasks, kinds = map(np.concatenate, parts)
         adds = kinds <= HOLD  # the messages that carry an ack val
 
         order, starts = group_by_root(roots)
         unique = roots[order][starts]
+        held = None
+        if self.stateful:  # held acks go apart from the others
+            holds = kinds == HOLD
+            held = np.bitwise_xor.reduceat(np.where(holds, vals, 0)[order], starts)
+            vals = np.where(holds, 0, vals)
         xor = np.bitwise_xor.reduceat(vals[order], starts)
-        held = np.bitwise_xor.reduceat(helds[order], starts) if self.stateful else None
         task = np.maximum.reduceat(tasks[order], starts)
         refresh = np.logical_or.reduceat(~adds[order], starts)  # fail and reset refresh
         reset = np.logical_or.reduceat(kinds[order] == RESET, starts)
@@ -170,7 +173,9 @@ class Acker(Bolt):
         new = ~known
         if held is not None:
             pending.held[old] ^= held[known]
-            late = new & (held != 0) & np.isin(unique, self._recently_decided())
+            late = new & (held != 0)
+            if late.any():
+                late &= np.isin(unique, self._recently_decided())
             self.state_failures += int(np.count_nonzero(late))  # its tree was decided already
             new &= ~late
             slots[late] = -1

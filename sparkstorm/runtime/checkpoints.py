@@ -24,7 +24,7 @@ in flight are dropped, every pending tree fails back to its spout with reason
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sparkstorm._types import ROLLBACK
 from sparkstorm.config import (
@@ -70,8 +70,6 @@ class Checkpoints:
         self._rollback = False
         self.dirty = False
         """Whether a spout emitted or a tick fired since the last checkpoint's prepare."""
-        self.taken = 0
-        self.rollbacks = 0
 
     @property
     def enabled(self) -> bool:
@@ -118,7 +116,6 @@ class Checkpoints:
                 return self._roll_back(now)
             self.store.mark_committed(txid)  # type: ignore[union-attr]
             self.committed, self.phase, self._prepared = txid, RUNNING, None
-            self.taken += 1
             return self._to_all("commit", txid)
         if self.phase == RUNNING and now >= self.next_due and self.dirty:
             self.phase = DRAINING  # (not dirty: nothing can have changed, nothing to save)
@@ -145,14 +142,4 @@ class Checkpoints:
         self.runtime.discard_pending(ROLLBACK)  # takes a running superstep's result first
         self._rollback, self.phase, self._prepared = False, RUNNING, None
         self.next_due = now + self.interval
-        self.rollbacks += 1
         return self._to_all("rollback", self.committed)
-
-    def stats(self) -> dict[str, Any]:
-        """What the statistics show about checkpoints."""
-        return {
-            "committed_txid": self.committed,
-            "checkpoints": self.taken,
-            "rollbacks": self.rollbacks,
-            "phase": self.phase,
-        }

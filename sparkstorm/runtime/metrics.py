@@ -92,8 +92,6 @@ class TaskStats:
     """Acker: trees with a tuple not yet acked anywhere, at the end of its last superstep."""
     prepared_txid: int = -1
     """Stateful bolt: the checkpoint it last staged its changes for."""
-    committed_txid: int = -1
-    """Stateful bolt: the checkpoint its state is at."""
     checkpoint_keys: int = 0
     """Stateful bolt: keys written by its checkpoints since the topology started."""
     fail_reasons: dict[str, int] = field(default_factory=dict)

@@ -161,9 +161,7 @@ class SpoutTask:
         A spout that replays inside ``fail`` emits once more here; nothing runs after a
         shutdown, so those tuples are dropped, said in an error, and their msg ids forgotten.
         """
-        for root, entry in self.pending.items():
-            self.pending.remove(root)
-            self._call_fail(entry[0], reason)
+        self.fail_pending(reason)
         late = []
         for root, entry in self.pending.items():  # tracked by emits inside those fail()s
             self.pending.remove(root)

@@ -120,7 +120,6 @@ class StatefulBoltExecutor(Bolt):
         """Copy the task's checkpoint counters into ``stats``."""
         stats.state_failures = self.collector.state_failures
         stats.prepared_txid = self.prepared_txid
-        stats.committed_txid = -1 if self.state is None else self.state.txid
         stats.checkpoint_keys = self.checkpoint_keys
 
     def restore_counters(self, stats: TaskStats) -> None:

@@ -112,26 +112,17 @@ class KeyValueState:
 
     def commit(self, txid: int) -> None:
         """Fold in what was staged up to ``txid`` (the driver has written the marker)."""
-        self._committed  # noqa: B018 (after a move: read the store first, it may be ahead)
+        committed = self._committed  # after a move: read the store first, it may be ahead
         for staged in sorted(t for t in self._staged if t <= txid):
             changes = self._staged.pop(staged)
-            self.store.commit(self._where[3], staged, changes, self._committed_after(changes))
+            apply(committed, changes)
+            self.store.commit(self._where[3], staged, changes, lambda: committed)
             self.txid = staged
-
-    def _committed_after(self, changes: Changes) -> Any:
-        committed = self._committed
-        apply(committed, changes)
-        return lambda: committed
 
     def rollback(self) -> None:
         """Drop every change not committed: back to the last checkpoint."""
         self._changes.clear()
         self._staged.clear()
-
-    @property
-    def uncommitted(self) -> int:
-        """Keys changed since the last commit (staged or not)."""
-        return len(self._changes) + sum(len(s) for s in self._staged.values())
 
     # -- snapshots (Spark moves a task between worker processes) ------------------------
     def __getstate__(self) -> dict[str, Any]:

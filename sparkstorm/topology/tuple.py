@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sparkstorm.reliability.streams import CHECKPOINT_FIELDS, CHECKPOINT_STREAM_ID
 from sparkstorm.topology.fields import Fields
 
 SYSTEM_COMPONENT_ID = "__system"
@@ -120,8 +121,6 @@ TICK_FIELDS = Fields("rate_secs")
 
 def checkpoint_tuple(action: str, txid: int) -> Tuple:
     """A checkpoint instruction from the driver: ``prepare``, ``commit`` or ``rollback``."""
-    from sparkstorm.reliability.streams import CHECKPOINT_FIELDS, CHECKPOINT_STREAM_ID
-
     return Tuple(
         [action, txid], CHECKPOINT_FIELDS, SYSTEM_COMPONENT_ID, CHECKPOINT_STREAM_ID, SYSTEM_TASK_ID
     )
