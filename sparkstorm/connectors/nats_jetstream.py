@@ -255,6 +255,10 @@ class NatsJetStreamSpout(Spout):
             self.sent.popleft()
         self.sent.append(asyncio.run_coroutine_threadsafe(coroutine, self.loop))
 
+    def message_key(self, msg_id: Any) -> int:
+        """The stream sequence, which names the message in any run."""
+        return int(msg_id)
+
     def ack(self, msg_id: Any) -> None:
         """Ack the message: its tree completed."""
         msg = self.in_flight.pop(msg_id, None)

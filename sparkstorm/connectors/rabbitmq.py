@@ -20,6 +20,9 @@ per attempt. Every delivery that enters the spout ends acked, requeued or
 dead-lettered: a body that cannot be decoded fails at once with reason ``error``
 (an attempt like any other; without ``max_retries`` it goes to the dead-letter queue if
 there is one, else it is rejected without requeue), and the error names its message id.
+
+Publishers that set the ``message_id`` property give stateful topologies exactly-once
+state even when the driver dies as a checkpoint commits (``message_key``).
 """
 
 from __future__ import annotations
@@ -230,6 +233,16 @@ class RabbitMQSpout(Spout):
             self.channel.basic_ack(tag)
         except _CONNECTION_ERRORS as exc:
             self._lost(exc)
+
+    def message_key(self, msg_id: Any) -> str | None:
+        """The publisher's ``message_id`` property (None without one).
+
+        With it, a stateful topology never counts a message twice, even when the driver
+        dies as a checkpoint commits.
+        """
+        generation, tag = msg_id
+        entry = self.in_flight.get(tag) if generation == self.generation else None
+        return None if entry is None else entry[0].message_id
 
     def fail(self, msg_id: Any, reason: FailReason | None = None) -> None:
         """Return the message to the queue, or dead-letter it after ``max_retries``.

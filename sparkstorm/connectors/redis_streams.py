@@ -240,6 +240,10 @@ class RedisStreamSpout(Spout):
         if deleted:  # trimmed from the stream while pending: nothing left to process
             self.client.xack(self.stream, self.group, *deleted)
 
+    def message_key(self, msg_id: Any) -> str:
+        """The entry id, which names the entry in any run."""
+        return msg_id.decode() if isinstance(msg_id, bytes) else str(msg_id)
+
     def ack(self, msg_id: Any) -> None:
         """``XACK`` the entry: its tree completed."""
         if self.in_flight.pop(msg_id, None) is None:

@@ -33,6 +33,9 @@ class PendingTracker(Protocol):
     def ack_untracked(self, msg_id: MsgId) -> None:
         """Ack ``msg_id`` at once (ackers = 0)."""
 
+    def committed_already(self, msg_id: MsgId) -> bool:
+        """Whether ``msg_id``'s message is in committed state already (it was acked)."""
+
 
 class SpoutOutputCollector(_Emitter):
     """Emits for one spout task (Storm's ``SpoutOutputCollector``).
@@ -47,6 +50,7 @@ class SpoutOutputCollector(_Emitter):
         self._tracker = tracker
         self._init_roots: list[int] = []
         self._init_vals: list[int] = []
+        self._skipping = False  # after a restart, while committed messages may come again
 
     def emit(
         self, values: Sequence[Any], msg_id: MsgId | None = None, stream: str = DEFAULT_STREAM_ID
@@ -56,6 +60,8 @@ class SpoutOutputCollector(_Emitter):
         Returns the target task ids. ``ack(msg_id)`` or ``fail(msg_id)`` follows later on
         this task, once the tuple's whole tree is processed, fails or times out.
         """
+        if self._skipping and msg_id is not None and self._tracker.committed_already(msg_id):
+            return []
         if type(values) is not list:
             values = list(values)
         route = self._routes.get(stream)
@@ -74,6 +80,8 @@ class SpoutOutputCollector(_Emitter):
         stream: str = DEFAULT_STREAM_ID,
     ) -> None:
         """Emit to one ``task``, which must subscribe to the direct ``stream``."""
+        if self._skipping and msg_id is not None and self._tracker.committed_already(msg_id):
+            return
         self._send(*self._direct(stream, values, task), msg_id)
 
     def _send(

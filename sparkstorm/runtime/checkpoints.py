@@ -28,12 +28,14 @@ from typing import TYPE_CHECKING
 
 from sparkstorm._types import ROLLBACK
 from sparkstorm.config import (
+    TOPOLOGY_MESSAGE_TIMEOUT_SECS,
     TOPOLOGY_NAME,
     TOPOLOGY_STATE_CHECKPOINT_INTERVAL_MS,
     TOPOLOGY_STATE_PROVIDER,
     provider_config,
 )
 from sparkstorm.reliability.collectors import Row
+from sparkstorm.runtime.committed_sources import CommittedSources
 from sparkstorm.state.stores import open_store
 from sparkstorm.topology.tuple import checkpoint_tuple
 
@@ -61,6 +63,13 @@ class Checkpoints:
         )
         self.committed = self.store.committed_txid() if self.store is not None else -1
         """The last committed checkpoint (a restarted topology resumes from it)."""
+        self.sources = CommittedSources(
+            self.store.committed_sources() if self.store is not None else {},
+            conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS],
+        )
+        """The spout messages each commit completes; a restart skips them if they come again."""
+        for spout in runtime.spouts.values():
+            spout.skip_committed(self.sources)
         self.phase = RUNNING
         self.next_due = self.interval
         self.last_emit = -1
@@ -114,7 +123,7 @@ class Checkpoints:
             staged = [runtime.bolt_stats[t].prepared_txid == txid for t in self.tasks]
             if not all(staged):
                 return self._roll_back(now)
-            self.store.mark_committed(txid)  # type: ignore[union-attr]
+            self.store.mark_committed(txid, self.sources.commit(now))  # type: ignore[union-attr]
             self.committed, self.phase, self._prepared = txid, RUNNING, None
             return self._to_all("commit", txid)
         if self.phase == RUNNING and now >= self.next_due and self.dirty:
@@ -124,6 +133,7 @@ class Checkpoints:
             self.phase, self._prepared = COMMITTING, (txid, runtime.superstep)
             self.dirty = False
             self.next_due = now + self.interval
+            self.sources.prepare(list(runtime.spouts.values()))
             return self._to_all("prepare", txid)
         return []
 
@@ -141,5 +151,6 @@ class Checkpoints:
     def _roll_back(self, now: float) -> list[Row]:
         self.runtime.discard_pending(ROLLBACK)  # takes a running superstep's result first
         self._rollback, self.phase, self._prepared = False, RUNNING, None
+        self.sources.rolled_back()
         self.next_due = now + self.interval
         return self._to_all("rollback", self.committed)

@@ -94,6 +94,9 @@ class TaskStats:
     """Stateful bolt: the checkpoint it last staged its changes for."""
     checkpoint_keys: int = 0
     """Stateful bolt: keys written by its checkpoints since the topology started."""
+    skipped_committed: int = 0
+    """Spout, after a restart: messages delivered again whose effect was committed already
+    (acked, not emitted; see :mod:`sparkstorm.runtime.committed_sources`)."""
     fail_reasons: dict[str, int] = field(default_factory=dict)
     complete_latencies: list[float] = field(default_factory=list)
     """Complete latencies (seconds) not yet in ``latencies``: see :meth:`fold`."""
@@ -117,6 +120,7 @@ SUMMED = (
     "state_bytes",
     "snapshot_bytes",
     "checkpoint_keys",
+    "skipped_committed",
 )
 
 

@@ -27,6 +27,7 @@ from sparkstorm.reliability.streams import (
     ACKER_FAIL_STREAM_ID,
     ACKER_RESET_TIMEOUT_STREAM_ID,
 )
+from sparkstorm.runtime.committed_sources import CommittedSources, message_key_of
 from sparkstorm.runtime.metrics import TaskStats
 from sparkstorm.runtime.task_runner import copy_component
 from sparkstorm.topology.components import Spout
@@ -70,6 +71,8 @@ class SpoutTask:
         """Whether the last ``next_batch`` used every call it was given, emitting on each."""
         self.calling: str | None = None
         """The spout method running now, for the watchdog (None between calls)."""
+        self.replays: CommittedSources | None = None
+        """Set on a restart with keys the last run committed (see ``committed_sources``)."""
         self.begin(-1, 0.0)  # ids for emits made before the first superstep (in open)
 
     # -- called by the collector -------------------------------------------------------
@@ -81,6 +84,25 @@ class SpoutTask:
         """Ackers = 0: ack inside emit, as Storm does."""
         self._call_ack(msg_id)
 
+    def committed_already(self, msg_id: MsgId) -> bool:
+        """After a restart: whether ``msg_id``'s message is in committed state (then ack it)."""
+        replays = self.replays
+        if replays is None or not replays.skip.get(self.component_id):
+            return False
+        if not replays.skips(self.component_id, self.message_key(msg_id)):
+            return False
+        self.stats.skipped_committed += 1
+        self._call_ack(msg_id)
+        return True
+
+    def message_key(self, msg_id: MsgId) -> str | int | None:
+        """The spout's key for ``msg_id``; an exception or a bad key is reported, gives None."""
+        try:
+            return message_key_of(self.spout, msg_id)
+        except Exception as exc:
+            self.collector.report_error(exc)
+            return None
+
     # -- called by the runtime ---------------------------------------------------------
     def open(self) -> None:
         """Call the spout's ``open``."""
@@ -91,6 +113,13 @@ class SpoutTask:
         self.now = now
         ids = id_source(self.seed, superstep, self.task_id)
         self.collector._begin(self.outbox, ids, now, superstep)
+        if self.replays is not None:
+            self.collector._skipping = bool(self.replays.skip.get(self.component_id))
+
+    def skip_committed(self, sources: CommittedSources) -> None:
+        """Ack, without emitting, messages that ``sources`` says are committed already."""
+        self.replays = sources
+        self.collector._skipping = bool(sources.skip.get(self.component_id))
 
     def drain(self) -> list[Row]:
         """What the spout emitted since the last drain, with its acker inits."""

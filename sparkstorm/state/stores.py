@@ -4,10 +4,13 @@ A checkpoint is a two-phase commit over every stateful task, at one superstep
 boundary. Each task *stages* the keys it changed since its last checkpoint under the
 checkpoint's transaction id (``stage``); once every task has staged, the driver writes
 one *marker*, the last committed transaction id, for the whole topology
-(``mark_committed``): that single write is the commit. Each task then folds what it
-staged into its committed data (``commit``). Loading a task's state rolls forward
-whatever was staged at or below the marker and ignores anything above it, so a crash
-anywhere leaves either the old checkpoint or the new one, never half of one.
+(``mark_committed``): that single write is the commit. The marker also records the
+*sources* of the checkpoint: the keys of the spout messages whose trees it completes, so
+a driver that dies before the spouts have acked them can skip them when they come again.
+Each task then folds what it staged into its committed data (``commit``). Loading a
+task's state rolls forward whatever was staged at or below the marker and ignores
+anything above it, so a crash anywhere leaves either the old checkpoint or the new one,
+never half of one.
 
 Stores:
 
@@ -51,6 +54,9 @@ DELETED: Any = _Deleted()
 Changes = dict[Any, Any]
 """Key -> new value, or :data:`DELETED`."""
 
+Sources = dict[str, list[Any]]
+"""Spout component -> keys (``Spout.message_key``) of the messages a checkpoint committed."""
+
 _STORM_NAMES = {
     "org.apache.storm.state.InMemoryKeyValueStateProvider": "memory",
     "org.apache.storm.redis.state.RedisKeyValueStateProvider": "redis",
@@ -67,8 +73,11 @@ class Store(Protocol):
     def committed_txid(self) -> int:
         """The topology's last committed transaction id (-1 before the first)."""
 
-    def mark_committed(self, txid: int) -> None:
-        """Commit ``txid`` for the whole topology (one atomic write)."""
+    def mark_committed(self, txid: int, sources: Sources | None = None) -> None:
+        """Commit ``txid`` for the whole topology, with its ``sources`` (one atomic write)."""
+
+    def committed_sources(self) -> Sources:
+        """The sources recorded with the last commit."""
 
     def load(self, task: str) -> tuple[int, dict[Any, Any]]:
         """A task's committed (txid, data), rolled forward to the marker."""
@@ -126,14 +135,19 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self._txid = -1
+        self._sources: Sources = {}
 
     def committed_txid(self) -> int:
         """The last committed checkpoint (-1 before the first)."""
         return self._txid
 
-    def mark_committed(self, txid: int) -> None:
+    def mark_committed(self, txid: int, sources: Sources | None = None) -> None:
         """Commit ``txid`` for the topology."""
-        self._txid = txid
+        self._txid, self._sources = txid, sources or {}
+
+    def committed_sources(self) -> Sources:
+        """The sources recorded with the last commit."""
+        return self._sources
 
     def load(self, task: str) -> tuple[int, dict[Any, Any]]:
         """The task's committed (txid, data), rolled forward to the marker."""
@@ -195,9 +209,17 @@ class RedisStore:
         value = self.client.get(f"{self.prefix}:committed")
         return -1 if value is None else int(value)
 
-    def mark_committed(self, txid: int) -> None:
-        """Commit ``txid`` for the topology."""
-        self.client.set(f"{self.prefix}:committed", txid)
+    def mark_committed(self, txid: int, sources: Sources | None = None) -> None:
+        """Commit ``txid`` for the topology: the marker and its sources in one transaction."""
+        with self.client.pipeline(transaction=True) as pipe:
+            pipe.set(f"{self.prefix}:committed", txid)
+            pipe.set(f"{self.prefix}:committed:sources", json.dumps(sources or {}))
+            pipe.execute()
+
+    def committed_sources(self) -> Sources:
+        """The sources recorded with the last commit."""
+        value = self.client.get(f"{self.prefix}:committed:sources")
+        return {} if value is None else json.loads(value)
 
     def load(self, task: str) -> tuple[int, dict[Any, Any]]:
         """The task's committed (txid, data), rolled forward to the marker."""
@@ -283,9 +305,18 @@ class DirectoryStore:
         except FileNotFoundError:
             return -1
 
-    def mark_committed(self, txid: int) -> None:
-        """Commit ``txid`` for the topology."""
-        _write_atomically(self.root / "COMMITTED", json.dumps({"txid": txid}).encode())
+    def mark_committed(self, txid: int, sources: Sources | None = None) -> None:
+        """Commit ``txid`` for the topology: the marker file, with its sources, renamed in."""
+        marker = {"txid": txid, "sources": sources or {}}
+        _write_atomically(self.root / "COMMITTED", json.dumps(marker).encode())
+
+    def committed_sources(self) -> Sources:
+        """The sources recorded with the last commit."""
+        try:
+            sources: Sources = json.loads((self.root / "COMMITTED").read_text()).get("sources", {})
+        except FileNotFoundError:
+            return {}
+        return sources
 
     def _dir(self, task: str) -> Path:
         path = self.root / task.replace(":", os.sep)

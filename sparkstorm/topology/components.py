@@ -80,6 +80,21 @@ class Spout(Component, ABC):
         ``fail(self, msg_id)`` with one argument, as in Storm; it is then called that way.
         """
 
+    def message_key(self, msg_id: MsgId) -> str | int | None:
+        """A key naming the source message behind ``msg_id`` in any run, or None.
+
+        A stream offset or a publisher's message id: the same message, delivered again
+        after a driver restart, must give the same key, and no other message may. With
+        stateful bolts, each checkpoint records the keys of the messages it commits; if
+        the driver dies before this spout has acked them to its source, the restarted run
+        acks them when they come again instead of counting them twice. Called on the
+        driver, between ``emit`` and the message's ``ack`` or ``fail``. The default, None,
+        opts out (a replay after such a crash is then processed again).
+
+        .. versionadded:: 0.2.0
+        """
+        return None
+
 
 class Bolt(Component, ABC):
     """A processing step (Storm's ``IRichBolt``): ack or fail every input yourself.

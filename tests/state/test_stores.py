@@ -37,6 +37,16 @@ def test_staged_changes_are_invisible_until_the_marker_reaches_them(provider):
     assert store.committed_txid() == 0
 
 
+def test_the_marker_records_its_sources_with_it(provider):
+    name, config, topology = fresh(provider)
+    store = open_store(name, config, topology)
+    assert store.committed_sources() == {}
+    store.mark_committed(0, {"sentences": ["m-1", 7]})
+    assert store.committed_sources() == {"sentences": ["m-1", 7]}
+    store.mark_committed(1)
+    assert (store.committed_txid(), store.committed_sources()) == (1, {})
+
+
 def test_a_commit_writes_only_what_changed_and_deletes_stick(provider):
     name, config, topology = fresh(provider)
     store = open_store(name, config, topology)
