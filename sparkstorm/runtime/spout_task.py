@@ -133,30 +133,32 @@ class SpoutTask:
     def next_batch(self, max_calls: int) -> int:
         """Call ``next_tuple`` up to ``max_calls`` times; stop early when it emits nothing.
 
-        Respects ``topology.max.spout.pending``. Returns how many emits the spout made;
+        Respects ``topology.max.spout.pending``. Returns how many messages the spout took
+        (emits, and after a restart, messages acked as committed already);
         ``saturated`` tells whether it would have taken more calls.
         """
-        collector = self.collector
-        start, pending, limit = collector.emitted, self.pending, self.max_pending
+        collector, stats = self.collector, self.stats
+        start = collector.emitted + stats.skipped_committed
+        pending, limit = self.pending, self.max_pending
         next_tuple = self.spout.next_tuple
         self.saturated = False
         self.calling = "next_tuple"
         for _ in range(max_calls):
             if limit is not None and len(pending) >= limit:
                 break
-            before = collector.emitted
+            before = collector.emitted + stats.skipped_committed
             try:
                 next_tuple()
             except Exception as exc:
                 collector.report_error(exc)
                 break
-            if collector.emitted == before:
+            if collector.emitted + stats.skipped_committed == before:
                 break
         else:
             self.saturated = max_calls > 0
         self.calling = None
-        self.stats.emitted, self.stats.transferred = collector.emitted, collector.transferred
-        return collector.emitted - start
+        stats.emitted, stats.transferred = collector.emitted, collector.transferred
+        return collector.emitted + stats.skipped_committed - start
 
     def on_outcome(self, tup: Tuple, now: float) -> None:
         """Apply the acker's acks, fails or resets (one stream, many roots) in order."""

@@ -122,6 +122,8 @@ class TopologyRuntime:
         """Seconds spent per phase since submit (see :mod:`sparkstorm.runtime.profile`)."""
         self._in_flight = 0
         self._last_emitted = 0
+        self._carrying = False
+        """Whether the superstep launched last carries more than tick tuples."""
         self.sizer = SpoutBatchSizer(
             self.conf[SPARKSTORM_SUPERSTEP_TARGET_SECS] or engine.target_superstep_secs,
             fixed=self.conf[SPARKSTORM_SPOUT_BATCH],
@@ -186,12 +188,16 @@ class TopologyRuntime:
             self._collect_spout_errors()
 
     def idle(self) -> bool:
-        """No tuple in flight, no outcome undelivered, and the spouts emitted nothing."""
+        """No tuple in flight, no outcome undelivered, and the spouts emitted nothing.
+
+        A superstep still running that carries only tick tuples does not count: a bolt
+        that ticks more often than a superstep lasts would never let a run go idle.
+        """
         return (
             not self._outcomes
             and not self._in_flight
             and not self._last_emitted
-            and not self.engine.busy
+            and not (self.engine.busy and self._carrying)
         )
 
     def step(self) -> None:
@@ -224,6 +230,7 @@ class TopologyRuntime:
             self._spout_captured.clear()
         self.profile.add("spout", time.perf_counter() - started)
         if rows or self._in_flight or self.engine.busy:
+            self._carrying = len(rows) > len(ticks) or bool(self._in_flight)  # not ticks only
             self.supersteps_run += 1
             self._launched[self.superstep] = (started, batch, saturated)
             self._take(self.engine.superstep(rows, self.superstep, now))

@@ -15,13 +15,10 @@ engine only; ``tests/test_cli.py`` covers Spark's start-up.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
-import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import psycopg
@@ -30,9 +27,9 @@ from psycopg import sql
 
 from tests.connectors.brokers import BROKERS, Broker, closed_port
 from tests.connectors.fault_topology import DSN
+from tests.run_process import ROOT, RunProcess
 
 pytestmark = pytest.mark.services
-ROOT = Path(__file__).resolve().parents[2]
 UNDECODABLE = b"\xff\xfe not utf-8"
 EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 1, 2, 130
 MESSAGES, PENDING = 1200, 200
@@ -59,8 +56,8 @@ def broker(request: pytest.FixtureRequest) -> Iterator[Broker]:
         conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(name)))
 
 
-class Cli:
-    """``sparkstorm run`` of the fault topology in a new process group, output in files."""
+class Cli(RunProcess):
+    """``sparkstorm run`` of the fault topology for ``broker``, in a new process group."""
 
     def __init__(
         self,
@@ -71,66 +68,14 @@ class Cli:
         url: str | None = None,
         **env: object,
     ) -> None:
-        self.out = tmp / f"run-{uuid.uuid4().hex[:6]}.log"
-        command = [
-            sys.executable,
-            "-m",
-            "sparkstorm.cli",
-            "run",
-            str(ROOT / "tests/connectors/fault_topology.py") + ":topology",
-            "--engine",
-            engine,
-            "--quiet",
-            *(["--master", "local[2]", "--no-spark-ui"] if engine == "spark" else []),
-            *args,
-        ]
         environment = {
-            **os.environ,
-            "PYTHONPATH": str(ROOT),
             "FAULT_SOURCE": broker.kind,
             "FAULT_NAME": broker.name,
             "FAULT_URL": url or broker.spout_url,
             **{f"FAULT_{k.upper()}": str(v) for k, v in env.items()},
         }
-        with self.out.open("w") as out:
-            self.process = subprocess.Popen(
-                command,
-                cwd=ROOT,
-                env=environment,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-
-    def output(self) -> str:
-        return self.out.read_text()
-
-    def wait(self, timeout: float = 120) -> int:
-        try:
-            return self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            pytest.fail(f"sparkstorm run hung for {timeout:g}s:\n{self.output()[-2000:]}")
-
-    def stop(self) -> int:
-        """Ctrl-C: a graceful stop."""
-        os.killpg(self.process.pid, signal.SIGINT)
-        return self.wait()
-
-    def kill(self) -> None:
-        """SIGKILL of the whole process group: the driver, Spark's JVM and its workers."""
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(30)
-
-    def until(self, condition: Callable[[], bool], what: str, timeout: float = 120) -> None:
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if self.process.poll() is not None:
-                pytest.fail(f"sparkstorm run ended before {what}:\n{self.output()[-2000:]}")
-            if time.monotonic() > deadline:
-                self.kill()
-                pytest.fail(f"no {what} after {timeout:g}s:\n{self.output()[-2000:]}")
-            time.sleep(0.1)
+        target = str(ROOT / "tests/connectors/fault_topology.py") + ":topology"
+        super().__init__(target, engine, tmp, *args, env=environment)
 
 
 def writes(broker: Broker) -> dict[int, int]:

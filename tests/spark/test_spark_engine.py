@@ -307,3 +307,20 @@ def test_tasks_stay_put_prepare_once_per_worker_and_share_resources(spark, engin
         assert len({shared for _, shared in mine}) == 1
     if engine_name == "local":
         assert stats["prepares"] == 2 and pids == {os.getpid()}
+
+
+def test_an_until_idle_run_ends_though_a_bolt_ticks_faster_than_a_superstep(spark):
+    """Tick-only supersteps keep Spark busy, but a run whose tuples are all done is idle."""
+    from sparkstorm import run
+    from tests.state.topology import ReplayingSpout, sentences
+
+    builder = TopologyBuilder()
+    builder.set_spout("in", ReplayingSpout(sentences(20)))
+    builder.set_bolt("ack", Ack()).shuffle_grouping("in").add_configuration(
+        Config.TOPOLOGY_TICK_TUPLE_FREQ_SECS, 0.01
+    )
+    topology = builder.create_topology()
+    result = run(topology, engine="spark", spark=spark, until_idle=True, duration=20)
+    assert result.stats["in"]["acked"] == 20
+    assert result.stats["ack"]["executed"] > 20  # the ticks did run
+    assert result.elapsed_secs < 15  # ended idle, not at the duration

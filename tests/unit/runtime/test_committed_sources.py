@@ -16,10 +16,11 @@ class Keyed(Spout):
     """Emits what it is told to; the msg id is the key (a tuple: a bad key)."""
 
     def open(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
-        self.collector, self.acked = collector, []
+        self.collector, self.acked, self.queue = collector, [], []
 
     def next_tuple(self) -> None:
-        pass
+        if self.queue:
+            self.collector.emit(["x"], msg_id=self.queue.pop(0))
 
     def ack(self, msg_id: Any) -> None:
         self.acked.append(msg_id)
@@ -78,3 +79,13 @@ def test_a_key_that_is_not_str_or_int_is_reported_naming_the_spout():
     assert "Keyed.message_key(('not', 'a key')) returned" in error.message
     assert "return a str, an int or None" in error.message
     assert task.pending.size() == 1
+
+
+def test_a_batch_goes_on_past_skipped_messages():
+    """A restart whose first messages are all committed is not idle: it takes the rest."""
+    task = spout_task()
+    task.skip_committed(CommittedSources({"in": ["a", "b", "c"]}, carry_secs=30))
+    task.spout.queue = ["a", "b", "c", "d", "e"]
+    task.begin(0, 0.0)
+    assert task.next_batch(10) == 5  # three acked as committed, two emitted
+    assert task.spout.acked == ["a", "b", "c"] and task.pending.size() == 2

@@ -1,0 +1,76 @@
+"""``sparkstorm run`` in its own process group, for tests that stop or kill it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class RunProcess:
+    """``sparkstorm run target`` on ``engine`` in a new process group, output in a file."""
+
+    def __init__(
+        self, target: str, engine: str, tmp: Path, *args: str, env: dict[str, str]
+    ) -> None:
+        self.out = tmp / f"run-{uuid.uuid4().hex[:6]}.log"
+        command = [
+            sys.executable,
+            "-m",
+            "sparkstorm.cli",
+            "run",
+            target,
+            "--engine",
+            engine,
+            "--quiet",
+            *(["--master", "local[2]", "--no-spark-ui"] if engine == "spark" else []),
+            *args,
+        ]
+        with self.out.open("w") as out:
+            self.process = subprocess.Popen(
+                command,
+                cwd=ROOT,
+                env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    def output(self) -> str:
+        return self.out.read_text()
+
+    def wait(self, timeout: float = 120) -> int:
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            pytest.fail(f"sparkstorm run hung for {timeout:g}s:\n{self.output()[-2000:]}")
+
+    def stop(self) -> int:
+        """Ctrl-C: a graceful stop."""
+        os.killpg(self.process.pid, signal.SIGINT)
+        return self.wait()
+
+    def kill(self) -> None:
+        """SIGKILL of the whole process group: the driver, Spark's JVM and its workers."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(30)
+
+    def until(self, condition: Callable[[], bool], what: str, timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if self.process.poll() is not None:
+                pytest.fail(f"sparkstorm run ended before {what}:\n{self.output()[-2000:]}")
+            if time.monotonic() > deadline:
+                self.kill()
+                pytest.fail(f"no {what} after {timeout:g}s:\n{self.output()[-2000:]}")
+            time.sleep(0.05)

@@ -1,0 +1,78 @@
+"""The proof's word count: RabbitMQ -> split -> stateful count (Redis) -> PostgreSQL.
+
+Run through ``sparkstorm run`` and SIGKILLed by ``test_sigkill_proof.py``; configured by
+environment variables: ``PROOF_NAME`` (queue and table), ``PROOF_REDIS_PREFIX`` (the
+state's key prefix), ``PROOF_PENDING`` (max spout pending: a stateful topology takes at
+most that many messages per checkpoint, as their acks wait for the commit). A message
+body is ``"<number>|<sentence>"``; RabbitMQ's ``message_id`` names each message, so a
+crash as a checkpoint commits counts nothing twice. The sink keeps the greatest count it
+was sent per word: a count from state that was rolled back is never above the exact
+one, and the last commit's is the exact one.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from sparkstorm import BasicBolt, Config, Fields, StatefulBolt, TopologyBuilder
+from sparkstorm.connectors.postgres import PostgresUpsertBolt
+from sparkstorm.connectors.rabbitmq import RabbitMQSpout
+
+DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
+RABBITMQ = "amqp://guest:guest@127.0.0.1:5672/%2F"
+REDIS = "redis://127.0.0.1:6379/0"
+
+
+class Split(BasicBolt):
+    def execute(self, tup: Any, collector: Any) -> None:
+        for word in tup.values[0].partition("|")[2].split():
+            collector.emit([word])
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("word"))
+
+
+class Count(StatefulBolt):
+    def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
+        self.collector = collector
+
+    def init_state(self, state: Any) -> None:
+        self.counts = state
+
+    def execute(self, tup: Any) -> None:
+        word = tup.values[0]
+        count = self.counts.get(word, 0) + 1
+        self.counts.put(word, count)
+        self.collector.emit([word, count], anchors=tup)
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("word", "count"))
+
+
+def topology() -> tuple[Any, Config]:
+    name = os.environ["PROOF_NAME"]
+    builder = TopologyBuilder()
+    builder.set_spout("sentences", RabbitMQSpout(RABBITMQ, name))
+    builder.set_bolt("split", Split(), 2).shuffle_grouping("sentences")
+    builder.set_bolt("count", Count(), 2).fields_grouping("split", Fields("word"))
+    sink = PostgresUpsertBolt(
+        DSN,
+        name,
+        ["word", "count"],
+        ["word"],
+        batch_size=50,
+        update={"count": "GREATEST(t.count, EXCLUDED.count)"},
+        flush_secs=0.2,
+    )
+    builder.set_bolt("sink", sink, 2).fields_grouping("count", Fields("word"))
+    conf = Config()
+    conf.set_max_spout_pending(int(os.environ.get("PROOF_PENDING", "100")))
+    conf["topology.state.provider"] = "redis"
+    conf["topology.state.provider.config"] = {
+        "url": REDIS,
+        "key_prefix": os.environ["PROOF_REDIS_PREFIX"],
+    }
+    conf["topology.state.checkpoint.interval.ms"] = 300
+    return builder.create_topology(), conf
