@@ -8,6 +8,7 @@ import contextlib
 import socket
 import subprocess
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -387,3 +388,28 @@ class Proxy:
 
 
 BROKERS = {b.kind: b for b in (RabbitMQ, Redis, Nats)}
+
+
+@contextlib.contextmanager
+def with_table(source: Broker, columns: str) -> Iterator[Broker]:
+    """``source`` created, and a PostgreSQL table of its name with ``columns``; both
+    removed after."""
+    import psycopg
+    from psycopg import sql
+
+    from tests.connectors.fault_topology import DSN
+
+    source.create()
+    table = sql.Identifier(source.name)
+    try:
+        with psycopg.connect(DSN, autocommit=True) as conn:
+            conn.execute(sql.SQL("CREATE TABLE {} ({})").format(table, sql.SQL(columns)))
+    except psycopg.OperationalError as exc:
+        source.delete()
+        pytest.fail(f"PostgreSQL is not reachable at 127.0.0.1:5432 ({exc}); start it")
+    try:
+        yield source
+    finally:
+        source.delete()
+        with psycopg.connect(DSN, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(table))

@@ -25,7 +25,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from tests.connectors.brokers import BROKERS, Broker, closed_port
+from tests.connectors.brokers import BROKERS, Broker, closed_port, with_table
 from tests.connectors.fault_topology import DSN
 from tests.run_process import ROOT, RunProcess
 
@@ -38,22 +38,8 @@ MESSAGES, PENDING = 1200, 200
 @pytest.fixture(params=sorted(BROKERS))
 def broker(request: pytest.FixtureRequest) -> Iterator[Broker]:
     name = f"fault_{request.param}_{uuid.uuid4().hex[:8]}"
-    source = BROKERS[request.param](name)
-    source.create()
-    try:
-        with psycopg.connect(DSN, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("CREATE TABLE {} (id int PRIMARY KEY, writes int NOT NULL)").format(
-                    sql.Identifier(name)
-                )
-            )
-    except psycopg.OperationalError as exc:
-        source.delete()
-        pytest.fail(f"PostgreSQL is not reachable at 127.0.0.1:5432 ({exc}); start it")
-    yield source
-    source.delete()
-    with psycopg.connect(DSN, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(name)))
+    with with_table(BROKERS[request.param](name), "id int PRIMARY KEY, writes int NOT NULL") as b:
+        yield b
 
 
 class Cli(RunProcess):

@@ -23,7 +23,7 @@ from psycopg import sql
 from sparkstorm.config import resolve
 from sparkstorm.state.stores import open_store
 from sparkstorm.topology.plan import Plan
-from tests.connectors.brokers import BROKERS, Broker
+from tests.connectors.brokers import BROKERS, Broker, with_table
 from tests.run_process import ROOT, RunProcess
 from tests.state.proof_topology import DSN, REDIS
 from tests.state.topology import expected_counts, sentences
@@ -37,23 +37,9 @@ TARGET = str(ROOT / "tests/state/proof_topology.py") + ":topology"
 @pytest.fixture
 def queue_and_table() -> Iterator[Broker]:
     """A RabbitMQ queue and a PostgreSQL table (word, count) of this test's own."""
-    name = f"proof_{uuid.uuid4().hex[:8]}"
-    queue = BROKERS["rabbitmq"](name)
-    queue.create()
-    try:
-        with psycopg.connect(DSN, autocommit=True) as conn:
-            conn.execute(
-                sql.SQL("CREATE TABLE {} (word text PRIMARY KEY, count bigint NOT NULL)").format(
-                    sql.Identifier(name)
-                )
-            )
-    except psycopg.OperationalError as exc:
-        queue.delete()
-        pytest.fail(f"PostgreSQL is not reachable at 127.0.0.1:5432 ({exc}); start it")
-    yield queue
-    queue.delete()
-    with psycopg.connect(DSN, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(name)))
+    queue = BROKERS["rabbitmq"](f"proof_{uuid.uuid4().hex[:8]}")
+    with with_table(queue, "word text PRIMARY KEY, count bigint NOT NULL") as created:
+        yield created
 
 
 def table_counts(name: str) -> dict[str, int]:
