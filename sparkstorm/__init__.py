@@ -21,6 +21,7 @@ from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import BoltDeclarer, OutputFieldsDeclarer, SpoutDeclarer
 from sparkstorm.topology.fields import Fields
 from sparkstorm.topology.tuple import Tuple
+from sparkstorm.topology.windowing import Count, Duration, TupleWindow, WindowedBolt
 
 __version__ = "0.1.0"
 
@@ -32,6 +33,8 @@ __all__ = [
     "BoltDeclarer",
     "ComponentStateError",
     "Config",
+    "Count",
+    "Duration",
     "FailReason",
     "FailedException",
     "Fields",
@@ -52,5 +55,7 @@ __all__ = [
     "TopologyBuilder",
     "TopologyContext",
     "Tuple",
+    "TupleWindow",
+    "WindowedBolt",
     "run",
 ]

@@ -210,7 +210,8 @@ class LocalCluster:
         while True:
             for rt in runtimes:
                 rt.step()
-            busy = [rt for rt in runtimes if not rt.idle()]
+            # a running superstep counts here, ticks only or not: its results must be in
+            busy = [rt for rt in runtimes if not rt.idle() or rt.engine.busy]
             if not busy:
                 return
             if time.monotonic() > deadline:

@@ -94,6 +94,8 @@ class TaskStats:
     """Stateful bolt: the checkpoint it last staged its changes for."""
     checkpoint_keys: int = 0
     """Stateful bolt: keys written by its checkpoints since the topology started."""
+    late_tuples: int = 0
+    """Windowed bolt on event time: tuples that came after the watermark had passed them."""
     skipped_committed: int = 0
     """Spout, after a restart: messages delivered again whose effect was committed already
     (acked, not emitted; see :mod:`sparkstorm.runtime.committed_sources`)."""
@@ -121,6 +123,7 @@ SUMMED = (
     "snapshot_bytes",
     "checkpoint_keys",
     "skipped_committed",
+    "late_tuples",
 )
 
 

@@ -41,19 +41,27 @@ from sparkstorm.runtime.gc_tuning import fewer_collections
 from sparkstorm.runtime.metrics import TaskStats, by_component, by_task
 from sparkstorm.runtime.profile import Profile
 from sparkstorm.runtime.spout_task import SpoutTask
+from sparkstorm.runtime.windowed import check_windowed
 from sparkstorm.topology.builder import Topology
 from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import tick_tuple
+from sparkstorm.topology.windowing import WindowedBolt
 
 log = logging.getLogger(__name__)
 
 
 def _check_component_confs(plan: Plan) -> None:
-    """Check each component's own configuration as the topology's is checked."""
+    """Check each component's configuration as the topology's is checked.
+
+    Each windowed bolt's window is checked against its configuration too.
+    """
     for component_id, spec in plan.components.items():
         for key, value in spec.conf.items():
             check_key(key)
             check_value(key, value, f" of component {component_id!r}")
+        if isinstance(spec.obj, WindowedBolt):
+            conf, stateful = plan.component_conf(component_id), bool(plan.stateful_tasks)
+            check_windowed(component_id, spec.obj, conf, spec.streams, stateful)
 
 
 def _captured_components(plan: Plan, names: Any) -> frozenset[str]:

@@ -20,10 +20,12 @@ from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollec
 from sparkstorm.reliability.ids import id_source
 from sparkstorm.runtime.metrics import TaskStats
 from sparkstorm.runtime.stateful import StatefulBoltExecutor, StatefulOutputCollector
+from sparkstorm.runtime.windowed import WindowedBoltExecutor
 from sparkstorm.topology.components import BasicBolt, Bolt, Component, is_stateful
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.plan import ACKER_COMPONENT_ID, Plan
 from sparkstorm.topology.tuple import Tuple
+from sparkstorm.topology.windowing import is_windowed
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +107,8 @@ class BoltTask:
             self.bolt = BasicBoltExecutor(obj) if isinstance(obj, BasicBolt) else obj
             if is_stateful(obj):
                 self.bolt = StatefulBoltExecutor(self.bolt, obj)
+            elif is_windowed(obj):
+                self.bolt = WindowedBoltExecutor(obj)
 
     def prepare(self) -> None:
         """Call the bolt's ``prepare``; an error there is reported and breaks the task."""
@@ -165,6 +169,8 @@ class BoltTask:
             bolt.report(stats)
         elif isinstance(bolt, Acker) and bolt.stateful:
             stats.unready, stats.state_failures = bolt.unready, bolt.state_failures
+        elif isinstance(bolt, WindowedBoltExecutor):
+            stats.late_tuples = bolt.late
 
     def cleanup(self) -> None:
         """Call the bolt's ``cleanup``; errors are reported, not raised."""

@@ -19,16 +19,19 @@ from sparkstorm.reliability.collectors import BasicOutputCollector
 from sparkstorm.runtime.metrics import TaskStats
 from sparkstorm.runtime.stateful import StatefulBoltExecutor
 from sparkstorm.runtime.task_runner import BasicBoltExecutor, BoltTask
+from sparkstorm.runtime.windowed import WindowedBoltExecutor, WindowedOutputCollector
 from sparkstorm.state.key_value import KeyValueState
 from sparkstorm.topology.shared_resources import is_shared
 
 _STATEFUL = "__sparkstorm_stateful__"
 """A stateful task's snapshot entry: its KeyValueState and its collector's input count."""
+_WINDOW = "__sparkstorm_window__"
+"""A windowed task's snapshot entry: the tuples in its windows, its watermark."""
 
 
 def _user_object(task: BoltTask) -> Any:
     bolt: Any = task.bolt
-    while isinstance(bolt, BasicBoltExecutor | StatefulBoltExecutor):
+    while isinstance(bolt, BasicBoltExecutor | StatefulBoltExecutor | WindowedBoltExecutor):
         bolt = bolt.delegate
     return bolt
 
@@ -38,7 +41,7 @@ def _is_engine_owned(value: Any, task: BoltTask) -> bool:
         value is task.collector
         or value is task.context
         or value is task.conf
-        or isinstance(value, BasicOutputCollector)
+        or isinstance(value, BasicOutputCollector | WindowedOutputCollector)
         or is_shared(value)
     )
 
@@ -64,6 +67,8 @@ def snapshot(task: BoltTask) -> bytes:
     if isinstance(task.bolt, StatefulBoltExecutor):  # pickled with the attributes: one object
         collector = task.bolt.collector
         state[_STATEFUL] = (task.bolt.state, collector.unacked, collector.rolled_back_at)
+    elif isinstance(task.bolt, WindowedBoltExecutor):  # one pickle: the tuples stay shared
+        state[_WINDOW] = task.bolt.window_state()
     try:
         pickled = pickle.dumps(state, protocol=5)
     except Exception:
@@ -117,6 +122,8 @@ def restore(task: BoltTask, data: bytes) -> None:
         executor.state = kv
         executor.collector.unacked, executor.collector.rolled_back_at = unacked, rolled_back_at
         executor.restore_counters(stats)
+    elif isinstance(executor, WindowedBoltExecutor):
+        executor.restore_window_state(state.pop(_WINDOW))
     obj = _user_object(task)
     attributes = vars(obj)
     transient = set(getattr(obj, "transient", ()))

@@ -1,0 +1,293 @@
+"""Running a windowed bolt task: the window manager (Storm's ``WindowedBoltExecutor``).
+
+Tuples wait in ``buffer`` with their timestamp: the topology time of their arrival, or
+on event time their timestamp field. A window fires every sliding interval: after so
+many tuples (a count interval), on the bolt's tick (a duration interval, ticking at
+that interval), or on event time when the watermark passes a window's end (windows end
+at multiples of the interval; the watermark is the smallest, over the input streams, of
+the greatest timestamp seen, minus the lag, advanced on each tick). After a window
+fires, the tuples that cannot be in any later one leave the buffer and are acked (Storm
+acks them at the next trigger; leaving earlier completes their trees a window sooner),
+and they are the next window's ``get_expired()``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from sparkstorm._types import FailReason
+from sparkstorm.config import (
+    TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS,
+    TOPOLOGY_MAX_SPOUT_PENDING,
+    TOPOLOGY_MESSAGE_TIMEOUT_SECS,
+)
+from sparkstorm.errors import InvalidTopologyError
+from sparkstorm.reliability.collectors import OutputCollector
+from sparkstorm.topology.components import Bolt
+from sparkstorm.topology.context import TopologyContext
+from sparkstorm.topology.declarers import DEFAULT_STREAM_ID
+from sparkstorm.topology.tuple import Tuple
+from sparkstorm.topology.windowing import Count, Duration, TupleWindow, WindowedBolt
+
+
+class WindowedOutputCollector:
+    """A windowed bolt's collector: an emit without anchors is anchored to the window."""
+
+    def __init__(self, collector: OutputCollector) -> None:
+        self._collector = collector
+        self.window: list[Tuple] = []
+
+    def emit(self, values: Any, anchors: Any = None, stream: str = DEFAULT_STREAM_ID) -> list[int]:
+        """Emit ``values``, anchored to ``anchors`` or else to the window's tuples."""
+        return self._collector.emit(values, self.window if anchors is None else anchors, stream)
+
+    def emit_direct(
+        self, task: int, values: Any, anchors: Any = None, stream: str = DEFAULT_STREAM_ID
+    ) -> None:
+        """Emit to ``task``, anchored to ``anchors`` or else to the window's tuples."""
+        self._collector.emit_direct(
+            task, values, self.window if anchors is None else anchors, stream
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name == "_collector":  # unpickling: not set yet
+            raise AttributeError(name)
+        return getattr(self._collector, name)
+
+
+class WindowedBoltExecutor(Bolt):
+    """Runs a :class:`WindowedBolt` (``delegate``) over windows of its inputs."""
+
+    def __init__(self, delegate: WindowedBolt) -> None:
+        self.delegate = delegate
+        self.length, self.slide = delegate.window_length, delegate.sliding_interval
+        self.field = delegate.timestamp_field
+        self.buffer: list[tuple[float, Tuple]] = []
+        self.expired: list[Tuple] = []  # left the buffer since the last window
+        self.fresh: list[Tuple] = []  # arrived since the last window
+        self.arrived = 0  # since the last window (count intervals)
+        self.stream_max: dict[tuple[str, str], float] = {}
+        self.watermark = -math.inf
+        self.last_end: float | None = None
+        self.late = 0
+
+    def prepare(
+        self, conf: dict[str, Any], context: TopologyContext, collector: OutputCollector
+    ) -> None:
+        """Prepare the bolt with a collector that anchors to the window."""
+        self.collector = collector
+        self.windowed = WindowedOutputCollector(collector)
+        self.delegate.prepare(conf, context, self.windowed)  # type: ignore[arg-type]
+
+    def execute(self, tup: Tuple) -> None:
+        """Add an input to the buffer, or fire what is due on a tick."""
+        now = self.collector._now
+        if tup.is_tick():
+            if self.field is not None:
+                self._advance_watermark()
+            elif isinstance(self.slide, Duration):
+                self._fire_at(now)
+            return
+        if self.field is None:
+            ts = now
+        else:
+            ts = self._event_time(tup)
+            if ts < self.watermark:
+                self._late(tup, ts)
+                return
+            stream = (tup.source_component, tup.source_stream)
+            self.stream_max[stream] = max(ts, self.stream_max.get(stream, ts))
+        self.buffer.append((ts, tup))
+        self.fresh.append(tup)
+        if isinstance(self.slide, Count) and self.field is None:
+            self.arrived += 1
+            if self.arrived >= self.slide.value:
+                self.arrived = 0
+                self._fire_at(now)
+
+    def _event_time(self, tup: Tuple) -> float:
+        try:
+            return float(tup[self.field])  # type: ignore[index]
+        except (KeyError, ValueError, TypeError, IndexError) as exc:
+            msg = (
+                f"windowed bolt {self.collector._component_id!r}: the timestamp field "
+                f"{self.field!r} of a tuple from {tup.source_component!r} stream "
+                f"{tup.source_stream!r} is not a number of seconds ({exc!r}); "
+                f"fields: {list(tup.fields)}"
+            )
+            raise ValueError(msg) from exc
+
+    def _late(self, tup: Tuple, ts: float) -> None:
+        """A tuple older than the watermark: on the late stream, or reported; then acked."""
+        self.late += 1
+        stream = self.delegate.late_tuple_stream
+        if stream is not None:
+            self.collector.emit([tup], tup, stream)
+        elif self.late == 1 or self.late % 1000 == 0:
+            self.collector.report_error(
+                ValueError(
+                    f"windowed bolt {self.collector._component_id!r}: {self.late} late "
+                    f"tuple(s) so far (event time {ts} < watermark {self.watermark}) were "
+                    f"acked without being in a window; give it with_late_tuple_stream(...) "
+                    f"to process them, or with_lag(...) to wait longer"
+                )
+            )
+        self.collector.ack(tup)
+
+    def _fire_at(self, now: float) -> None:
+        """Processing time: the window ending now, then drop what no later one can hold."""
+        length = self.length
+        if isinstance(length, Count):
+            window, start = [t for _, t in self.buffer[-length.value :]], None
+            keep = length.value - (self.slide.value if isinstance(self.slide, Count) else 0)
+            self._fire(window, start, now)
+            self._drop(len(self.buffer) - max(keep, 0))
+        else:
+            assert length is not None
+            start = now - length.secs
+            self._fire([t for ts, t in self.buffer if ts > start], start, now)
+            # the next window starts after now + interval - length (a count interval: now)
+            step = self.slide.secs if isinstance(self.slide, Duration) else 0.0
+            self._drop(sum(1 for ts, _ in self.buffer if ts <= now + step - length.secs))
+
+    def _advance_watermark(self) -> None:
+        """Event time: fire every window that ends at or before the new watermark."""
+        if not self.stream_max:
+            return
+        watermark = min(self.stream_max.values()) - self.delegate.lag.secs
+        if watermark <= self.watermark:
+            return
+        self.watermark = watermark
+        length, slide = self.length.secs, self.slide.secs  # type: ignore[union-attr]
+        self.buffer.sort(key=lambda entry: entry[0])  # oldest event first
+        while self.buffer:
+            first = min(ts for ts, _ in self.buffer)
+            end = math.ceil(first / slide) * slide
+            if self.last_end is not None:
+                end = max(end, self.last_end + slide)
+            if end > watermark:
+                return
+            self._fire([t for ts, t in self.buffer if end - length < ts <= end], end - length, end)
+            self.last_end = end
+            self._drop(sum(1 for ts, _ in self.buffer if ts <= end + slide - length))
+
+    def _fire(self, window: list[Tuple], start: float | None, end: float) -> None:
+        if not window and not self.expired:
+            return
+        fresh = {id(t) for t in self.fresh}
+        new = [t for t in window if id(t) in fresh]
+        self.windowed.window = window
+        try:
+            self.delegate.execute(TupleWindow(window, new, self.expired, start, end))
+        except Exception as exc:
+            self.collector.report_error(exc)
+            self._fail_window(window, exc)
+            window = []
+        finally:
+            self.windowed.window = []
+        fired = {id(t) for t in window}
+        self.fresh = [t for t in self.fresh if id(t) not in fired]
+        self.expired = []
+
+    def _fail_window(self, window: list[Tuple], exc: Exception) -> None:
+        """``execute`` raised: fail the window's tuples once, and forget them."""
+        failed = {id(t) for t in window}
+        self.buffer = [(ts, t) for ts, t in self.buffer if id(t) not in failed]
+        collector = self.collector
+        reason = FailReason(
+            "error", collector._component_id, collector._task_id, f"{type(exc).__name__}: {exc}"
+        )
+        for tup in window:
+            collector._fail(tup, reason)
+
+    def _drop(self, n: int) -> None:
+        """The ``n`` oldest tuples can be in no later window: ack them."""
+        if n <= 0:
+            return
+        gone, self.buffer = self.buffer[:n], self.buffer[n:]
+        for _, tup in gone:
+            self.collector.ack(tup)
+            self.expired.append(tup)
+
+    WINDOW_STATE = (
+        "buffer",
+        "expired",
+        "fresh",
+        "arrived",
+        "stream_max",
+        "watermark",
+        "last_end",
+        "late",
+    )
+
+    def window_state(self) -> dict[str, Any]:
+        """What the task's snapshot must carry: the tuples waiting and the clocks."""
+        return {name: getattr(self, name) for name in self.WINDOW_STATE}
+
+    def restore_window_state(self, state: dict[str, Any]) -> None:
+        """Continue from a snapshot's :meth:`window_state`."""
+        for name, value in state.items():
+            setattr(self, name, value)
+
+    def cleanup(self) -> None:
+        """Clean up the bolt (tuples still in the window time out and replay)."""
+        self.delegate.cleanup()
+
+
+def check_windowed(
+    component_id: str, bolt: WindowedBolt, conf: dict[str, Any], streams: Any, stateful: bool
+) -> None:
+    """Storm's checks of a windowed bolt at submit, with what to do about each.
+
+    ``streams`` are the bolt's declared streams; ``stateful``, whether the topology has
+    stateful bolts.
+    """
+    where = f"windowed bolt {component_id!r}"
+    length, slide = bolt.window_length, bolt.sliding_interval
+    if length is None or slide is None:
+        msg = f"{where} has no window: call with_window(...) or with_tumbling_window(...)"
+        raise InvalidTopologyError(msg)
+    if stateful:
+        msg = (
+            f"{where}: windowed bolts cannot run in a topology with stateful bolts yet: a "
+            f"checkpoint waits until every tree is acked, and a window holds its tuples "
+            f"unacked for its whole length. Run the window in its own topology"
+        )
+        raise InvalidTopologyError(msg)
+    late = bolt.late_tuple_stream
+    if late is not None and late not in streams:
+        msg = (
+            f"{where}: its late-tuple stream {late!r} is not declared; declare it in "
+            f"declare_output_fields: declarer.declare_stream({late!r}, Fields('tuple'))"
+        )
+        raise InvalidTopologyError(msg)
+    if bolt.timestamp_field is not None and not (
+        isinstance(length, Duration) and isinstance(slide, Duration)
+    ):
+        msg = (
+            f"{where}: event-time windows (with_timestamp_field) need a Duration window "
+            f"length and interval, not {length!r} and {slide!r}"
+        )
+        raise InvalidTopologyError(msg)
+    waits = sum(x.secs for x in (length, slide) if isinstance(x, Duration))
+    if bolt.timestamp_field is not None:
+        waits += bolt.lag.secs + bolt.watermark_interval.secs
+    timeout = conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS]
+    if waits and conf[TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS] and waits >= timeout:
+        msg = (
+            f"{where}: a tuple may wait {waits:g} s in its windows (length + interval"
+            f"{' + lag + watermark interval' if bolt.timestamp_field else ''}), not less "
+            f"than topology.message.timeout.secs ({timeout:g} s): its trees would time out "
+            f"first. Raise the timeout (Config.set_message_timeout_secs) or shorten the window"
+        )
+        raise InvalidTopologyError(msg)
+    pending = conf[TOPOLOGY_MAX_SPOUT_PENDING]
+    counts = sum(x.value for x in (length, slide) if isinstance(x, Count))
+    if isinstance(length, Count) and pending is not None and counts > pending:
+        msg = (
+            f"{where}: a count window of {length.value} sliding by {slide!r} holds up to "
+            f"{counts} tuples, more than topology.max.spout.pending ({pending}): the "
+            f"spouts would stop before a window fills. Raise max spout pending"
+        )
+        raise InvalidTopologyError(msg)

@@ -1,0 +1,162 @@
+"""Windowed bolts on both engines: what each window holds, when inputs are acked, and
+Storm's checks. Time is simulated: a duration window fires on the bolt's ticks."""
+
+from __future__ import annotations
+
+import pytest
+
+from sparkstorm import Config, Count, Duration, Fields, InvalidTopologyError, TopologyBuilder
+from sparkstorm.testing import FeederSpout
+from tests.scenarios.bolts import Ack
+from tests.scenarios.windows import HoldOne, Raises, Recorder
+from tests.state.topology import StatefulCount
+
+
+def submit(cluster, bolt, conf=None, fields=("x",), downstream=Ack):
+    feeder = FeederSpout(Fields(*fields))
+    builder = TopologyBuilder()
+    builder.set_spout("in", feeder)
+    builder.set_bolt("window", bolt).global_grouping("in")
+    builder.set_bolt("out", downstream()).shuffle_grouping("window")
+    cluster.submit_topology("w", Config(conf or {}), builder.create_topology(), capture=True)
+    return feeder
+
+
+def windows(cluster):
+    return cluster.captured("w", "window")
+
+
+def test_a_tumbling_count_window_fires_every_n_and_acks_each_tuple_after_its_window(
+    cluster_factory, engine
+):
+    cluster = cluster_factory(engine)
+    feeder = submit(cluster, Recorder().with_tumbling_window(Count(3)))
+    for i in range(7):
+        feeder.feed([i], i)
+    cluster.wait_until_idle()
+    assert [w[:3] for w in windows(cluster)] == [
+        [[0, 1, 2], [0, 1, 2], []],
+        [[3, 4, 5], [3, 4, 5], [0, 1, 2]],
+    ]
+    assert sorted(feeder.acked) == [0, 1, 2, 3, 4, 5]  # 6 waits in the next window
+
+
+def test_a_sliding_count_window_keeps_what_the_next_window_holds(cluster_factory, engine):
+    cluster = cluster_factory(engine)
+    restored = {Config.SPARKSTORM_SPARK_RESIDENT: False}  # Spark: the window travels in snapshots
+    feeder = submit(cluster, Recorder().with_window(Count(4), Count(2)), restored)
+    for i in range(6):
+        feeder.feed([i], i)
+    cluster.wait_until_idle()
+    assert [w[:3] for w in windows(cluster)] == [
+        [[0, 1], [0, 1], []],
+        [[0, 1, 2, 3], [2, 3], []],
+        [[2, 3, 4, 5], [4, 5], [0, 1]],
+    ]
+    # the next window is 4, 5 and two more: 0 to 3 left every window they can be in
+    assert sorted(feeder.acked) == [0, 1, 2, 3]
+
+
+def test_a_sliding_duration_window_fires_on_ticks_by_arrival_time(cluster_factory, engine):
+    cluster = cluster_factory(engine)
+    feeder = submit(cluster, Recorder().with_window(Duration(4), Duration(2)))
+    feeder.feed(["a"], "a")
+    cluster.wait_until_idle()
+    cluster.advance_time(1)
+    feeder.feed(["b"], "b")
+    cluster.wait_until_idle()
+    cluster.advance_time(1)  # t=2: first tick
+    cluster.advance_time(2)  # t=4
+    feeder.feed(["c"], "c")
+    cluster.wait_until_idle()
+    cluster.advance_time(2)  # t=6
+    got = [(w[0], w[1], w[2], w[3]) for w in windows(cluster)]
+    assert got == [  # windows are (end - 4, end]
+        (["a", "b"], ["a", "b"], [], 2),
+        (["b"], [], ["a"], 4),
+        (["c"], ["c"], ["b"], 6),
+    ]
+    assert sorted(feeder.acked) == ["a", "b", "c"]  # the next window, (4, 8], starts after c
+
+
+def test_emits_are_anchored_to_the_window_so_a_failure_downstream_replays_all(
+    cluster_factory, engine
+):
+    cluster = cluster_factory(engine)
+    conf = {Config.TOPOLOGY_MESSAGE_TIMEOUT_SECS: 10}
+    feeder = submit(cluster, Recorder().with_tumbling_window(Count(2)), conf, downstream=HoldOne)
+    feeder.feed(["hold"], "h")
+    feeder.feed(["x"], "x")  # its window's emit is held downstream, never acked
+    feeder.feed(["y"], "y")
+    feeder.feed(["z"], "z")  # a window whose emit is acked
+    cluster.wait_until_idle()
+    assert sorted(feeder.acked) == ["y", "z"]
+    cluster.advance_time(21)
+    assert sorted(feeder.failed) == ["h", "x"]  # both trees held the unacked emit
+
+
+def test_an_exception_in_execute_fails_that_windows_tuples_only(cluster_factory, engine):
+    cluster = cluster_factory(engine)
+    feeder = submit(cluster, Raises().with_tumbling_window(Count(2)))
+    for value in ["a", "bad", "c", "d"]:
+        feeder.feed([value], value)
+    cluster.wait_until_idle()
+    assert sorted(feeder.failed) == ["a", "bad"] and sorted(feeder.acked) == ["c", "d"]
+    assert windows(cluster) == [[["c", "d"]]]
+    assert "a bad window" in cluster.errors("w")[0].message
+
+
+def test_event_time_windows_fire_on_the_watermark_and_late_tuples_go_to_their_stream(
+    cluster_factory, engine
+):
+    cluster = cluster_factory(engine)
+    bolt = (
+        Recorder()
+        .with_window(Duration(20), Duration(10))
+        .with_timestamp_field("ts")
+        .with_lag(Duration(5))
+        .with_late_tuple_stream("late")
+    )
+    conf = {Config.TOPOLOGY_MESSAGE_TIMEOUT_SECS: 60}
+    feeder = submit(cluster, bolt, conf, fields=("x", "ts"))
+    # Storm's documented example: events at 6:00:03, :05, :07, :18, :26, :36 (here 3..36)
+    for ts in [3, 5, 7, 18, 26, 36]:
+        feeder.feed([f"e{ts}", ts], ts)
+    cluster.wait_until_idle()
+    cluster.advance_time(1)  # a watermark: 36 - 5 = 31
+    got = [(w[0], w[3]) for w in windows(cluster)]
+    assert got == [
+        (["e3", "e5", "e7"], 10),
+        (["e3", "e5", "e7", "e18"], 20),
+        (["e18", "e26"], 30),
+    ]
+    assert sorted(feeder.acked) == [3, 5, 7, 18]  # 26 and 36 wait for the window (20, 40]
+    feeder.feed(["e25", 25], 25)  # older than the watermark: late
+    cluster.wait_until_idle()
+    assert [t[0].values for t in cluster.captured("w", "window", "late")] == [["e25", 25]]
+    assert 25 in feeder.acked
+    assert cluster.stats("w")["window"]["late_tuples"] == 1
+
+
+def test_storms_checks_name_the_bolt_and_what_to_change(cluster_factory):
+    cluster = cluster_factory("local")
+    with pytest.raises(InvalidTopologyError, match=r"'window'.*topology.message.timeout.secs"):
+        submit(cluster, Recorder().with_window(Duration(20), Duration(15)))  # timeout 30
+    with pytest.raises(InvalidTopologyError, match=r"'window'.*max.spout.pending"):
+        submit(
+            cluster,
+            Recorder().with_window(Count(10), Count(5)),
+            {Config.TOPOLOGY_MAX_SPOUT_PENDING: 12},
+        )
+    with pytest.raises(InvalidTopologyError, match=r"'window' has no window"):
+        submit(cluster, Recorder())
+    with pytest.raises(InvalidTopologyError, match=r"late-tuple stream 'gone' is not declared"):
+        submit(cluster, Recorder().with_tumbling_window(Count(2)).with_late_tuple_stream("gone"))
+    with pytest.raises(InvalidTopologyError, match=r"'window': windowed bolts cannot run"):
+        builder = TopologyBuilder()
+        builder.set_spout("in", FeederSpout(Fields("word")))
+        builder.set_bolt("window", Recorder().with_tumbling_window(Count(2))).shuffle_grouping("in")
+        builder.set_bolt("count", StatefulCount()).shuffle_grouping("in")
+        cluster.submit_topology("s", Config(), builder.create_topology())
+    with pytest.raises(ValueError, match=r"Count\(n\) or Duration"):
+        Recorder().with_tumbling_window(5)
