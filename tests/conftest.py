@@ -3,10 +3,12 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
 ROOT = Path(__file__).resolve().parent.parent
 # Spark's Python workers import test bolts by module name: let them find the repo.
@@ -56,3 +58,22 @@ def cluster_factory(request: pytest.FixtureRequest):
         return cluster
 
     return make
+
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+
+
+@pytest.fixture
+def redis_prefix() -> Iterator[str]:
+    """A key prefix of this test's own in the real Redis; its keys are deleted after."""
+    client = redis.Redis.from_url(REDIS_URL)
+    try:
+        client.ping()
+    except redis.ConnectionError as exc:
+        pytest.fail(f"Redis is not reachable at 127.0.0.1:6379 ({exc}); start redis-server")
+    prefix = f"sparkstorm-test:{uuid.uuid4().hex[:8]}"
+    yield prefix
+    keys = list(client.scan_iter(f"{prefix}:*"))
+    if keys:
+        client.delete(*keys)
+    client.close()

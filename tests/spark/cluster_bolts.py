@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections import deque
 
-from sparkstorm import Bolt, Fields, Spout
+from sparkstorm import Bolt, Fields, Spout, StatefulBolt
 
 REGISTRY: dict = {"acked": set(), "failed": 0, "reasons": {}}
 """Outcomes seen by the spout (which runs in the driver process)."""
@@ -52,3 +52,21 @@ class SlowIdentity(Bolt):
 
     def declare_output_fields(self, declarer):
         declarer.declare(Fields("id"))
+
+
+class CountIds(StatefulBolt):
+    """Counts each id in its ``KeyValueState``: exactly-once state shows as counts of 1."""
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+
+    def init_state(self, state):
+        self.counts = state
+
+    def execute(self, tup):
+        msg_id = tup.values[0]
+        self.counts.put(msg_id, self.counts.get(msg_id, 0) + 1)
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer):
+        pass

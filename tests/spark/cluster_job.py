@@ -18,8 +18,9 @@ from sparkstorm import Config, TopologyBuilder
 from sparkstorm.engines.spark import SparkEngine, create_session
 from sparkstorm.runtime.clock import WallClock
 from sparkstorm.runtime.superstep import TopologyRuntime
+from sparkstorm.state.stores import open_store
 from tests.scenarios.bolts import Ack
-from tests.spark.cluster_bolts import REGISTRY, ReplayingSpout, SlowIdentity
+from tests.spark.cluster_bolts import REGISTRY, CountIds, ReplayingSpout, SlowIdentity
 
 
 def executor_pids() -> list[int]:
@@ -35,14 +36,21 @@ def main() -> None:
     parser.add_argument("--kill-after", type=int, default=0, help="kill an executor after N acks")
     parser.add_argument("--deadline", type=float, default=150)
     parser.add_argument("--timeout", type=int, default=4, help="message timeout, seconds")
+    parser.add_argument("--state-prefix", help="the sink counts ids in Redis state (this prefix)")
     args = parser.parse_args()
     spark = create_session("local-cluster[2,1,1024]", {"spark.task.maxFailures": "4"}, ui=False)
     spark.sparkContext.setLogLevel("ERROR")
     builder = TopologyBuilder()
     builder.set_spout("source", ReplayingSpout(args.messages))
     builder.set_bolt("work", SlowIdentity(), 2).shuffle_grouping("source")
-    builder.set_bolt("sink", Ack(), 2).shuffle_grouping("work")
+    stateful = args.state_prefix is not None
+    builder.set_bolt("sink", CountIds() if stateful else Ack(), 2).shuffle_grouping("work")
     conf = Config()
+    state_config = {"url": "redis://127.0.0.1:6379/0", "key_prefix": args.state_prefix}
+    if stateful:
+        conf["topology.state.provider"] = "redis"
+        conf["topology.state.provider.config"] = state_config
+        conf["topology.state.checkpoint.interval.ms"] = 500
     conf.set_message_timeout_secs(args.timeout)
     conf.set_max_spout_pending(40)
     conf[Config.SPARKSTORM_SPOUT_BATCH] = 40
@@ -63,6 +71,11 @@ def main() -> None:
         if runtime.idle():
             time.sleep(0.05)
     runtime.kill()
+    counts: dict[int, int] = {}
+    if stateful:
+        store = open_store("redis", state_config, "cluster")
+        for task in runtime.plan.component_tasks("sink"):
+            counts.update(store.load(f"sink:{task}")[1])
     print(
         json.dumps(
             {
@@ -75,6 +88,7 @@ def main() -> None:
                 "worker_pids": sorted(engine.worker_pids),
                 "lost_supersteps": [e.message for e in runtime.errors if e.component == "__system"],
                 "seconds": round(time.monotonic() - started, 1),
+                "committed_counts": {str(k): v for k, v in sorted(counts.items())},
             }
         )
     )

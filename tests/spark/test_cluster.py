@@ -50,3 +50,14 @@ def test_killed_executor_loses_nothing():
     assert result["reasons"].get("timeout", 0) > 0
     assert set(result["reasons"]) <= {"timeout"}
     assert result["killed"] not in result["executor_pids_at_end"]
+
+
+def test_killed_executor_rolls_stateful_bolts_back_and_counts_each_message_once(redis_prefix):
+    """The sink counts ids in Redis state: after the kill, each id is counted exactly once."""
+    result = run_job("--kill-after", "60", "--state-prefix", redis_prefix, "--timeout", "8")
+    assert result["killed"] > 0, "no executor JVM was found to kill"
+    assert result["lost_supersteps"], "the kill did not cost a superstep"
+    assert result["acked"] == list(range(MESSAGES))
+    assert result["reasons"].get("rollback", 0) > 0  # the lost superstep rolled back at once
+    assert set(result["reasons"]) <= {"timeout", "rollback"}
+    assert result["committed_counts"] == {str(i): 1 for i in range(MESSAGES)}
