@@ -1,6 +1,7 @@
-"""What a checkpoint of a stateful bolt task costs, against its state's size.
+"""What a checkpoint of a stateful bolt task costs, against its state's size and interval.
 
-    python -m benchmarks.state [--sizes 1000,100000,1000000] [--changed 1000] [--save]
+    python -m benchmarks.state [--sizes 1000,100000,1000000] [--changed 1000]
+                               [--intervals 100,300,1000,3000] [--engine local] [--save]
 
 One task's ``KeyValueState`` is filled with N keys and committed; then each of 20
 checkpoints changes ``--changed`` keys and is staged, marked and folded in (what a
@@ -8,6 +9,14 @@ checkpoint does for one task, without the engine's drain). Reported per provider
 seconds per checkpoint (median), and, for comparison, the bytes a plain bolt's attribute
 dict of the same size costs to pickle on every superstep it runs (what the Spark engine
 does for state kept in attributes). Redis is the real server on 127.0.0.1:6379.
+
+Against the interval, end to end: the README's word count (20,000 sentences of 8 words,
+a 5,000-word vocabulary, acking on) with its count kept in a ``StatefulBolt`` on Redis,
+at each ``topology.state.checkpoint.interval.ms``, and side by side in the same run the
+same topology with the count in a plain bolt's attributes (no checkpoints). Reported:
+tuples/s and its ratio to the plain count, complete latency p50/p99, checkpoints taken.
+``topology.max.spout.pending`` is 2,000 in both (a stateful topology takes at most that
+many messages per checkpoint, as their acks wait for the commit).
 """
 
 from __future__ import annotations
@@ -22,10 +31,14 @@ import uuid
 import redis
 
 from benchmarks.report import report
+from examples.word_count import SentenceSpout, SplitSentence, WordCount, generated_sentences
+from sparkstorm import Config, Fields, StatefulBolt, TopologyBuilder, run
 from sparkstorm.state.key_value import KeyValueState
 from sparkstorm.state.stores import open_store
 
 CHECKPOINTS = 20
+PENDING = 2000
+SENTENCES = 20_000
 
 
 def checkpoint_secs(provider: str, config: dict, size: int, changed: int) -> tuple[float, float]:
@@ -89,14 +102,105 @@ def measure(sizes: list[int], changed: int) -> list[str]:
     return lines
 
 
+class StatefulWordCount(StatefulBolt):
+    """The word count's count, in a ``KeyValueState``."""
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+
+    def init_state(self, state):
+        self.counts = state
+
+    def execute(self, tup):
+        word = tup[0]
+        count = self.counts.get(word, 0) + 1
+        self.counts.put(word, count)
+        self.collector.emit([word, count], anchors=tup)
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("word", "count"))
+
+
+def word_count(engine: str, sentences: list[str], interval_ms: int | None, prefix: str) -> dict:
+    """One run; ``interval_ms`` None: the plain count, in attributes."""
+    builder = TopologyBuilder()
+    builder.set_spout("sentences", SentenceSpout(sentences))
+    builder.set_bolt("split", SplitSentence(), 2).shuffle_grouping("sentences")
+    count = WordCount() if interval_ms is None else StatefulWordCount()
+    builder.set_bolt("count", count, 2).fields_grouping("split", Fields("word"))
+    conf = Config()
+    conf.set_max_spout_pending(PENDING)
+    if interval_ms is not None:
+        conf["topology.state.provider"] = "redis"
+        conf["topology.state.provider.config"] = {
+            "url": "redis://127.0.0.1:6379/0",
+            "key_prefix": prefix,
+        }
+        conf["topology.state.checkpoint.interval.ms"] = interval_ms
+    name = f"interval-{uuid.uuid4().hex[:8]}"
+    result = run(builder.create_topology(), conf, engine=engine, name=name, spark_ui=False)
+    stats = result.stats
+    assert stats["sentences"]["acked"] == len(sentences), stats["sentences"]
+    tuples = stats["split"]["executed"] + stats["count"]["executed"]
+    store = open_store("redis", {"url": "redis://127.0.0.1:6379/0", "key_prefix": prefix}, name)
+    return {
+        "tps": tuples / result.elapsed_secs,
+        "p50": stats["sentences"]["complete_latency_p50_ms"],
+        "p99": stats["sentences"]["complete_latency_p99_ms"],
+        "checkpoints": store.committed_txid() + 1 if interval_ms is not None else 0,
+    }
+
+
+def against_interval(engine: str, intervals: list[int]) -> list[str]:
+    """The table of end-to-end throughput and latency per checkpoint interval."""
+    sentences = generated_sentences(SENTENCES)
+    prefix = f"sparkstorm-bench:{uuid.uuid4().hex[:8]}"
+    client = redis.Redis.from_url("redis://127.0.0.1:6379/0")
+    try:
+        word_count(engine, generated_sentences(2000, seed=1), None, prefix)  # warm up
+        plain = word_count(engine, sentences, None, prefix)
+        rows = [
+            (interval, word_count(engine, sentences, interval, prefix)) for interval in intervals
+        ]
+    finally:
+        keys = list(client.scan_iter(f"{prefix}:*"))
+        if keys:
+            client.delete(*keys)
+        client.close()
+    lines = [
+        "",
+        f"Word count on the {engine} engine, {SENTENCES:,} sentences, count in a StatefulBolt "
+        f"(Redis) against the interval; max spout pending {PENDING:,}",
+        "",
+        "| count kept in | interval | tuples/s | vs plain | p50 ms | p99 ms | checkpoints |",
+        "|---|---|---|---|---|---|---|",
+        f"| attributes (plain) | - | {plain['tps']:,.0f} | 1.00x | {plain['p50']:,.0f} | "
+        f"{plain['p99']:,.0f} | - |",
+    ]
+    for interval, row in rows:
+        lines.append(
+            f"| KeyValueState | {interval:,} ms | {row['tps']:,.0f} | "
+            f"{row['tps'] / plain['tps']:.2f}x | {row['p50']:,.0f} | {row['p99']:,.0f} | "
+            f"{row['checkpoints']} |"
+        )
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,100000,1000000")
     parser.add_argument("--changed", type=int, default=1000)
+    parser.add_argument("--intervals", default="100,300,1000,3000")
+    parser.add_argument("--engine", default="local", choices=["local", "spark"])
     parser.add_argument("--save", action="store_true")
     args = parser.parse_args()
-    sizes = [int(s) for s in args.sizes.split(",")]
-    report("state", measure(sizes, args.changed), args.save)
+    sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else []
+    intervals = [int(i) for i in args.intervals.split(",")] if args.intervals else []
+    lines = measure(sizes, args.changed) if sizes else []
+    if intervals:
+        lines += against_interval(args.engine, intervals)
+    report("state", lines, args.save)
 
 
 if __name__ == "__main__":
