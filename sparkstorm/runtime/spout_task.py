@@ -71,6 +71,7 @@ class SpoutTask:
         """Whether the last ``next_batch`` used every call it was given, emitting on each."""
         self.calling: str | None = None
         """The spout method running now, for the watchdog (None between calls)."""
+        self._skipped = False  # the last next_tuple acked a committed message
         self.replays: CommittedSources | None = None
         """Set on a restart with keys the last run committed (see ``committed_sources``)."""
         self.begin(-1, 0.0)  # ids for emits made before the first superstep (in open)
@@ -92,6 +93,7 @@ class SpoutTask:
         if not replays.skips(self.component_id, self.message_key(msg_id)):
             return False
         self.stats.skipped_committed += 1
+        self._skipped = True
         self._call_ack(msg_id)
         return True
 
@@ -137,8 +139,8 @@ class SpoutTask:
         (emits, and after a restart, messages acked as committed already);
         ``saturated`` tells whether it would have taken more calls.
         """
-        collector, stats = self.collector, self.stats
-        start = collector.emitted + stats.skipped_committed
+        collector = self.collector
+        start, skipped = collector.emitted, self.stats.skipped_committed
         pending, limit = self.pending, self.max_pending
         next_tuple = self.spout.next_tuple
         self.saturated = False
@@ -146,19 +148,21 @@ class SpoutTask:
         for _ in range(max_calls):
             if limit is not None and len(pending) >= limit:
                 break
-            before = collector.emitted + stats.skipped_committed
+            before = collector.emitted
             try:
                 next_tuple()
             except Exception as exc:
                 collector.report_error(exc)
                 break
-            if collector.emitted + stats.skipped_committed == before:
-                break
+            if collector.emitted == before:
+                if not self._skipped:
+                    break
+                self._skipped = False  # it acked a committed message: go on
         else:
             self.saturated = max_calls > 0
         self.calling = None
-        stats.emitted, stats.transferred = collector.emitted, collector.transferred
-        return collector.emitted + stats.skipped_committed - start
+        self.stats.emitted, self.stats.transferred = collector.emitted, collector.transferred
+        return collector.emitted - start + self.stats.skipped_committed - skipped
 
     def on_outcome(self, tup: Tuple, now: float) -> None:
         """Apply the acker's acks, fails or resets (one stream, many roots) in order."""
