@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from sparkstorm import Bolt, Config, Fields, Spout, TopologyBuilder
+from sparkstorm import Bolt, Config, Fields, Spout, StatefulBolt, TopologyBuilder
 from tests.scenarios.bolts import Ack
 
 
@@ -185,6 +185,35 @@ def steady():
     builder.set_bolt("ack", Ack(), 2).shuffle_grouping("numbers")
     conf = Config()
     conf.set_max_spout_pending(100)
+    return builder.create_topology(), conf
+
+
+class CountLastDigits(StatefulBolt):
+    """Counts numbers by last digit in its state, and acks them."""
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+
+    def init_state(self, state):
+        self.counts = state
+
+    def execute(self, tup):
+        digit = tup.values[0] % 10
+        self.counts.put(digit, self.counts.get(digit, 0) + 1)
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer):
+        pass
+
+
+def steady_stateful():
+    """:func:`steady` with its acks in a stateful bolt: checkpoints every 200 ms."""
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", Paced())
+    builder.set_bolt("count", CountLastDigits(), 2).shuffle_grouping("numbers")
+    conf = Config()
+    conf.set_max_spout_pending(100)
+    conf["topology.state.checkpoint.interval.ms"] = 200
     return builder.create_topology(), conf
 
 

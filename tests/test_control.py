@@ -16,7 +16,7 @@ from sparkstorm import run
 from sparkstorm.control import registry
 from sparkstorm.control.api import Control
 from sparkstorm.control.server import ControlServer
-from tests.cli_topologies import steady
+from tests.cli_topologies import steady, steady_stateful
 from tests.test_cli import sparkstorm
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,6 +115,28 @@ def test_the_api_shows_a_running_topology_and_controls_it(engine, request):
     assert result.stats["numbers"]["acked"] >= before
     assert result.stats["numbers"]["failed"] == 0  # the drain completed what was pending
     assert registry.running() == {}
+
+
+def test_a_stateful_topology_shows_its_checkpoints():
+    live = Running("local", None, "api-stateful", make=steady_stateful)
+    (summary,) = live.get("/summary")["topologies"]
+    assert summary["checkpoints"]["intervalSecs"] == 0.2
+    live.until(
+        lambda: live.get("/summary")["topologies"][0]["checkpoints"]["commits"] >= 3, "commits"
+    )
+    checkpoints = live.get(f"/{live.name}")["checkpoints"]
+    assert checkpoints["committedTxid"] >= 2 and checkpoints["rollbacks"] == 0
+    assert checkpoints["phase"] in ("running", "draining", "committing")
+    assert live.http.post(f"/api/v1/topology/{live.name}/kill/5").status_code == 200
+    live.thread.join(60)
+    assert not live.thread.is_alive(), "kill did not stop the run"
+
+
+def test_a_topology_without_state_shows_no_checkpoints():
+    live = Running("local", None, "api-plain")
+    assert live.get("/summary")["topologies"][0]["checkpoints"] is None
+    assert live.http.post(f"/api/v1/topology/{live.name}/kill/5").status_code == 200
+    live.thread.join(60)
 
 
 def test_bad_requests_get_a_4xx_with_a_message(request):

@@ -22,7 +22,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.wait import WebDriverWait
 
-from tests.cli_topologies import observed
+from tests.cli_topologies import observed, steady_stateful
 from tests.test_control import Running
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
@@ -180,3 +180,22 @@ def test_the_page_shows_what_the_api_shows_and_its_buttons_control_the_run(brows
         if live.thread.is_alive():
             httpx.post(f"{live.url}/api/v1/topology/{live.name}/kill/0")
             live.thread.join(60)
+
+
+def test_the_page_shows_a_stateful_topologys_checkpoints(browser):
+    live = Running("local", None, "web-stateful", make=steady_stateful)
+    try:
+        browser.get(live.url + "/")
+        cell = (By.CSS_SELECTOR, '#summary td[data-field="Checkpoint"]')
+        shown_text = until(
+            lambda: browser.find_elements(*cell) and browser.find_element(*cell).text, "the row"
+        )
+        assert " committed, " in shown_text and "rollbacks this run" in shown_text
+        committed = live.get("/summary")["topologies"][0]["checkpoints"]["committedTxid"]
+        until(
+            lambda: int(browser.find_element(*cell).text.split()[0]) >= committed,
+            "the page following the API's commits",
+        )
+    finally:
+        live.http.post(f"/api/v1/topology/{live.name}/kill/5")
+        live.thread.join(60)

@@ -42,6 +42,8 @@ class Snapshot:
     status: str = "STARTING"
     supersteps: int = 0
     in_flight: int = 0
+    checkpoints: dict[str, Any] | None = None
+    """Stateful topologies: the last commit, the phase, commits and rollbacks."""
     taken: float = field(default_factory=time.time)
 
 
@@ -88,6 +90,7 @@ def _summary(control: Control) -> dict[str, Any]:
         "uptimeSeconds": round(up, 1),
         "supersteps": snap.supersteps,
         "inFlight": snap.in_flight,
+        "checkpoints": snap.checkpoints,
         "tasksTotal": sum(row.get("tasks", 0) for row in snap.stats.values()),
     }
 

@@ -24,7 +24,7 @@ in flight are dropped, every pending tree fails back to its spout with reason
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sparkstorm._types import ROLLBACK
 from sparkstorm.config import (
@@ -71,6 +71,10 @@ class Checkpoints:
         for spout in runtime.spouts.values():
             spout.skip_committed(self.sources)
         self.phase = RUNNING
+        self.commits = 0
+        """Checkpoints committed by this run."""
+        self.rollbacks = 0
+        """Rollbacks in this run."""
         self.next_due = self.interval
         self.last_emit = -1
         """The last superstep in which a spout emitted (a drain must have seen it through)."""
@@ -84,6 +88,18 @@ class Checkpoints:
     def enabled(self) -> bool:
         """Whether the topology has stateful bolts."""
         return bool(self.tasks)
+
+    def status(self) -> dict[str, Any] | None:
+        """What the REST API shows (None without stateful bolts)."""
+        if not self.enabled:
+            return None
+        return {
+            "committedTxid": self.committed,
+            "phase": self.phase,
+            "intervalSecs": self.interval,
+            "commits": self.commits,
+            "rollbacks": self.rollbacks,
+        }
 
     @property
     def pausing(self) -> bool:
@@ -125,6 +141,7 @@ class Checkpoints:
                 return self._roll_back(now)
             self.store.mark_committed(txid, self.sources.commit(now))  # type: ignore[union-attr]
             self.committed, self.phase, self._prepared = txid, RUNNING, None
+            self.commits += 1
             return self._to_all("commit", txid)
         if self.phase == RUNNING and now >= self.next_due and self.dirty:
             self.phase = DRAINING  # (not dirty: nothing can have changed, nothing to save)
@@ -151,6 +168,7 @@ class Checkpoints:
     def _roll_back(self, now: float) -> list[Row]:
         self.runtime.discard_pending(ROLLBACK)  # takes a running superstep's result first
         self._rollback, self.phase, self._prepared = False, RUNNING, None
+        self.rollbacks += 1
         self.sources.rolled_back()
         self.next_due = now + self.interval
         return self._to_all("rollback", self.committed)

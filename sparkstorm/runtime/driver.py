@@ -235,6 +235,7 @@ def _publish(server: ControlServer, runtime: TopologyRuntime, status: str | None
         status=status or ("ACTIVE" if runtime.active else "INACTIVE"),
         supersteps=runtime.supersteps_run,
         in_flight=runtime.in_flight,
+        checkpoints=runtime.checkpoints.status(),
     )
 
 

@@ -112,11 +112,14 @@ function showSummary(summary) {
   const badge = document.getElementById("status");
   badge.textContent = summary.status;
   badge.className = "status " + summary.status;
+  const checkpoint = summary.checkpoints;
   facts(document.getElementById("summary"), [
     ["Name", summary.name], ["Engine", summary.engine], ["Status", summary.status],
     ["Uptime", summary.uptime], ["Supersteps", summary.supersteps], ["In flight", summary.inFlight],
     ["Tasks", summary.tasksTotal], ["Spark master", summary.master],
     ["Spark UI", summary.sparkUi, summary.sparkUi],
+    ...(checkpoint ? [["Checkpoint", `${checkpoint.committedTxid} committed, ${checkpoint.phase}; ` +
+      `${checkpoint.commits} commits, ${checkpoint.rollbacks} rollbacks this run`]] : []),
   ]);
   document.getElementById("activate").disabled = status !== "INACTIVE";
   document.getElementById("deactivate").disabled = status !== "ACTIVE";
