@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from examples import exclamation, join, rolling_top_words, word_count
+from examples import exclamation, join, rolling_top_words, sliding_window, word_count
 from sparkstorm import Config, run
 
 
@@ -54,3 +54,23 @@ def test_join_anchors_to_both_inputs(engine, request):
     assert joined == [[i, ["male", "female"][i % 2], 18 + i % 42] for i in range(50)]
     for spout in ("gender", "age"):
         assert (result.stats[spout]["acked"], result.stats[spout]["failed"]) == (50, 0)
+
+
+def test_sliding_window_sums_and_averages(engine, request):
+    spark = request.getfixturevalue("spark") if engine == "spark" else None
+    topology, conf = sliding_window.topology()
+    result = run(topology, conf, engine=engine, spark=spark, duration=3)
+    sums = [v[0] for v in result.captured[("slidingsum", "default")]]
+    averages = [v[0] for v in result.captured[("tumblingavg", "default")]]
+    assert len(averages) >= 5, "a few windows in 3 s"
+    stream = sliding_window.integers()
+    values = [next(stream) for _ in range(10 * len(sums))]
+    # one task each: the windows in order, every 10 integers, over the last 30
+    ends = range(10, 10 * len(sums) + 1, 10)
+    assert sums == [sum(values[max(0, end - 30) : end]) for end in ends]
+    assert averages == [sum(sums[i : i + 3]) / 3 for i in range(0, 3 * len(averages), 3)]
+    spout = result.stats["integers"]
+    # all but what windows still held at the stop: 20 integers for the next sliding window,
+    # and up to 2 sums in the tumbling window, anchored to up to 40 integers
+    assert spout["acked"] >= 10 * len(sums) - 60
+    assert set(spout["fail_reasons"]) <= {"shutdown"}
