@@ -7,8 +7,8 @@ sum of the last 30, sliding by 10, incrementally from ``get_new()`` and
 ``get_expired()``; ``tumblingavg`` averages every 3 sums. Each integer is acked once it
 has left every window it can be in, and every sum is anchored to its window's integers,
 so a failure anywhere replays the integers it came from. At a stop, the integers still
-waiting for a later window (a sliding window always holds some) are failed with reason
-``shutdown`` once the message timeout has passed: this example sets it to 5 s.
+waiting for a later window (a sliding window always holds some) fail with reason
+``shutdown``.
 """
 
 from __future__ import annotations
@@ -95,7 +95,6 @@ def topology():
     ).shuffle_grouping("slidingsum")
     conf = Config()
     conf.set_max_spout_pending(1000)
-    conf.set_message_timeout_secs(5)
     conf[Config.SPARKSTORM_CAPTURE] = ["slidingsum", "tumblingavg"]
     return builder.create_topology(), conf
 

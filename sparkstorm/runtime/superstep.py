@@ -44,7 +44,7 @@ from sparkstorm.runtime.spout_task import SpoutTask
 from sparkstorm.runtime.windowed import check_windowed
 from sparkstorm.topology.builder import Topology
 from sparkstorm.topology.plan import Plan
-from sparkstorm.topology.tuple import tick_tuple
+from sparkstorm.topology.tuple import checkpoint_tuple, tick_tuple
 from sparkstorm.topology.windowing import WindowedBolt
 
 log = logging.getLogger(__name__)
@@ -132,6 +132,8 @@ class TopologyRuntime:
         self._last_emitted = 0
         self._carrying = False
         """Whether the superstep launched last carries more than tick tuples."""
+        self._system_rows: list[Row] = []
+        """Instructions for tasks to send with the next superstep (a stop to windows)."""
         self.sizer = SpoutBatchSizer(
             self.conf[SPARKSTORM_SUPERSTEP_TARGET_SECS] or engine.target_superstep_secs,
             fixed=self.conf[SPARKSTORM_SPOUT_BATCH],
@@ -220,6 +222,8 @@ class TopologyRuntime:
             spout.begin(self.superstep, now)
         self._deliver_outcomes(now)
         rows = self.checkpoints.rows(now)  # before every other row a task gets
+        rows += self._system_rows
+        self._system_rows = []
         ticks = self._fire_ticks(now)
         emitted, batch, saturated = 0, self.sizer.batch, False
         asking = self.active and not self.checkpoints.pausing
@@ -355,19 +359,30 @@ class TopologyRuntime:
         The drain lasts until nothing is in flight (with ``wait_pending``, also until no
         tracked message is pending: ticks keep coming, so a bolt that buffers its input
         gets to flush and ack it), ``max_steps`` supersteps or ``drain_secs`` wall
-        seconds. Every pending msg id gets an outcome: trees still incomplete after it
-        are failed to their spout with reason ``shutdown`` before ``close`` is called.
+        seconds. Once nothing is in flight, windowed bolts are told to stop: the tuples
+        their windows still hold (for windows that will not come) fail with ``shutdown``.
+        Every pending msg id gets an outcome: trees still incomplete after it are failed
+        to their spout with reason ``shutdown`` before ``close`` is called.
         """
         if self.killed:
             return
         self.deactivate()
         deadline = None if drain_secs is None else time.monotonic() + drain_secs
+        windows = [
+            task
+            for bolt in self.plan.topology.bolts
+            if isinstance(bolt.obj, WindowedBolt)
+            for task in self.plan.component_tasks(bolt.component_id)
+        ]
         for _ in range(max_steps):
             idle = self.idle()
             done = idle and not (wait_pending and self.pending_count())
             if done or (deadline is not None and time.monotonic() > deadline):
                 break
             if idle:
+                if windows:  # quiet, and trees pending: those windows hold wait for nothing
+                    self._system_rows = [(task, checkpoint_tuple("stop", -1)) for task in windows]
+                    windows = []
                 time.sleep(0.005)  # trees wait in bolts: let the clock bring their ticks
             self.step()
         running = self.engine.collect()  # a pipelined superstep may still run: its outcomes count

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from sparkstorm._types import FailReason
+from sparkstorm._types import SHUTDOWN, FailReason
 from sparkstorm.config import (
     TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS,
     TOPOLOGY_MAX_SPOUT_PENDING,
@@ -24,10 +24,11 @@ from sparkstorm.config import (
 )
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.reliability.collectors import OutputCollector
+from sparkstorm.reliability.streams import CHECKPOINT_STREAM_ID
 from sparkstorm.topology.components import Bolt
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import DEFAULT_STREAM_ID
-from sparkstorm.topology.tuple import Tuple
+from sparkstorm.topology.tuple import SYSTEM_COMPONENT_ID, Tuple
 from sparkstorm.topology.windowing import Count, Duration, TupleWindow, WindowedBolt
 
 
@@ -83,6 +84,12 @@ class WindowedBoltExecutor(Bolt):
     def execute(self, tup: Tuple) -> None:
         """Add an input to the buffer, or fire what is due on a tick."""
         now = self.collector._now
+        if (
+            tup.source_stream == CHECKPOINT_STREAM_ID
+            and tup.source_component == SYSTEM_COMPONENT_ID
+        ):
+            self._stop()  # the topology is stopping: no window will come for what is held
+            return
         if tup.is_tick():
             if self.field is not None:
                 self._advance_watermark()
@@ -134,6 +141,12 @@ class WindowedBoltExecutor(Bolt):
                 )
             )
         self.collector.ack(tup)
+
+    def _stop(self) -> None:
+        """Fail what the windows hold with ``shutdown``: its spouts replay it after."""
+        for _, tup in self.buffer:
+            self.collector._fail(tup, SHUTDOWN)
+        self.buffer, self.fresh, self.arrived = [], [], 0
 
     def _fire_at(self, now: float) -> None:
         """Processing time: the window ending now, then drop what no later one can hold."""

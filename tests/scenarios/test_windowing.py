@@ -160,3 +160,22 @@ def test_storms_checks_name_the_bolt_and_what_to_change(cluster_factory):
         cluster.submit_topology("s", Config(), builder.create_topology())
     with pytest.raises(ValueError, match=r"Count\(n\) or Duration"):
         Recorder().with_tumbling_window(5)
+
+
+def test_a_stop_fails_what_windows_hold_at_once_not_after_the_message_timeout(engine, request):
+    """A sliding window always holds tuples for the next one: a stop must not wait for it."""
+    import time
+
+    from sparkstorm import run
+    from tests.state.topology import ReplayingSpout, sentences
+
+    spark = request.getfixturevalue("spark") if engine == "spark" else None
+    builder = TopologyBuilder()
+    builder.set_spout("in", ReplayingSpout(sentences(40)))
+    builder.set_bolt("window", Raises().with_window(Count(4), Count(2))).global_grouping("in")
+    conf = {Config.TOPOLOGY_MESSAGE_TIMEOUT_SECS: 60}
+    started = time.monotonic()
+    result = run(builder.create_topology(), conf, engine, spark, duration=2, until_idle=False)
+    assert time.monotonic() - started < 40  # the drain used to last the 60 s timeout
+    spout = result.stats["in"]
+    assert spout["acked"] == 38 and spout["fail_reasons"] == {"shutdown": 2}
