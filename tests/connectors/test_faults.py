@@ -101,7 +101,16 @@ def test_a_graceful_stop_then_a_run_until_idle_write_every_id_once(broker, engin
     assert set(stopped.values()) == {1}  # what the stop drained was written once
     assert broker.dead_letters() == []
     # The happy path: the rest, in a run that ends by itself when the source is drained.
-    second = Cli(broker, engine, tmp_path, "--until-idle", max_retries=1)
+    # A grace of 3 s: NATS hands back what the stopped run had fetched after a nak delay
+    second = Cli(
+        broker,
+        engine,
+        tmp_path,
+        "--until-idle",
+        "--conf",
+        "sparkstorm.idle.grace.secs=3",
+        max_retries=1,
+    )
     assert second.wait() == 0, second.output()
     assert writes(broker) == dict.fromkeys(range(MESSAGES), 1)  # every id, exactly once
     assert broker.remaining() == 0  # drained, nothing left unacked
