@@ -28,6 +28,8 @@ import statistics
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import redis
 
@@ -69,10 +71,22 @@ def checkpoint_secs(provider: str, config: dict, size: int, changed: int) -> tup
     return statistics.median(times), load
 
 
+@contextmanager
+def redis_prefix() -> Iterator[str]:
+    """A key prefix of the benchmark's own in the real Redis; its keys are deleted after."""
+    prefix = f"sparkstorm-bench:{uuid.uuid4().hex[:8]}"
+    try:
+        yield prefix
+    finally:
+        client = redis.Redis.from_url("redis://127.0.0.1:6379/0")
+        keys = list(client.scan_iter(f"{prefix}:*"))
+        if keys:
+            client.delete(*keys)
+        client.close()
+
+
 def measure(sizes: list[int], changed: int) -> list[str]:
     """The table of checkpoint costs for each provider and state size."""
-    prefix = f"sparkstorm-bench:{uuid.uuid4().hex[:8]}"
-    client = redis.Redis.from_url("redis://127.0.0.1:6379/0")
     lines = [
         f"Checkpoint cost of one stateful task, {changed:,} keys changed per checkpoint "
         f"(median of {CHECKPOINTS})",
@@ -81,25 +95,19 @@ def measure(sizes: list[int], changed: int) -> list[str]:
         "superstep instead |",
         "|---|---|---|---|---|",
     ]
-    try:
-        with tempfile.TemporaryDirectory() as directory:
-            providers = {
-                "redis": {"url": "redis://127.0.0.1:6379/0", "key_prefix": prefix},
-                "directory": {"path": directory},
-            }
-            for size in sizes:
-                plain = len(pickle.dumps({f"word{k}": k for k in range(size)}, protocol=5))
-                for provider, config in providers.items():
-                    secs, load = checkpoint_secs(provider, config, size, changed)
-                    lines.append(
-                        f"| {size:,} | {provider} | {secs * 1000:.1f} | {load * 1000:.0f} | "
-                        f"{plain / 1e6:.2f} MB |"
-                    )
-    finally:
-        keys = list(client.scan_iter(f"{prefix}:*"))
-        if keys:
-            client.delete(*keys)
-        client.close()
+    with redis_prefix() as prefix, tempfile.TemporaryDirectory() as directory:
+        providers = {
+            "redis": {"url": "redis://127.0.0.1:6379/0", "key_prefix": prefix},
+            "directory": {"path": directory},
+        }
+        for size in sizes:
+            plain = len(pickle.dumps({f"word{k}": k for k in range(size)}, protocol=5))
+            for provider, config in providers.items():
+                secs, load = checkpoint_secs(provider, config, size, changed)
+                lines.append(
+                    f"| {size:,} | {provider} | {secs * 1000:.1f} | {load * 1000:.0f} | "
+                    f"{plain / 1e6:.2f} MB |"
+                )
     return lines
 
 
@@ -158,8 +166,6 @@ def word_count(
 def against_interval(engine: str, intervals: list[int]) -> list[str]:
     """The table of end-to-end throughput and latency per checkpoint interval."""
     sentences = generated_sentences(SENTENCES)
-    prefix = f"sparkstorm-bench:{uuid.uuid4().hex[:8]}"
-    client = redis.Redis.from_url("redis://127.0.0.1:6379/0")
     lines = [
         "",
         f"Word count on the {engine} engine, {SENTENCES:,} sentences of 8 words, the count in "
@@ -169,7 +175,7 @@ def against_interval(engine: str, intervals: list[int]) -> list[str]:
         "p99 ms | checkpoints |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    try:
+    with redis_prefix() as prefix:
         word_count(engine, generated_sentences(2000, seed=1), None, prefix, None)  # warm up
         for pending in (None, PENDING):
             shown = "none" if pending is None else f"{pending:,}"
@@ -186,11 +192,6 @@ def against_interval(engine: str, intervals: list[int]) -> list[str]:
                     f"{row['tps'] / plain['tps']:.2f}x | {row['p50']:,.0f} | "
                     f"{row['p99']:,.0f} | {row['checkpoints']} |"
                 )
-    finally:
-        keys = list(client.scan_iter(f"{prefix}:*"))
-        if keys:
-            client.delete(*keys)
-        client.close()
     return lines
 
 
