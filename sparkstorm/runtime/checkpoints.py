@@ -12,8 +12,11 @@ stateful bolts:
    in the store) and every acker (it notes the ready trees). The spouts resume in the
    same superstep: what they emit is after the cut everywhere.
 3. **Commit.** When every stateful task reports the checkpoint staged, the driver writes
-   the store's marker (the commit), and a ``commit`` tuple folds the staged changes in
-   and completes the ready trees: their spouts get ``ack``.
+   the store's marker (the commit) and acks the ready trees to their spouts at once; a
+   ``commit`` tuple folds the staged changes in and clears the ackers' held acks. The
+   trees pending at the prepare are *sealed* until then: only the checkpoint decides
+   them (they do not time out), so a superstep lost after the marker, which rolls back,
+   cannot fail a tree whose effect is committed.
 
 A **rollback** follows any failure that may have left an effect of a failed tree in
 uncommitted state (a stateful bolt failed an input or raised; a tree failed or expired
@@ -139,9 +142,12 @@ class Checkpoints:
             staged = [runtime.bolt_stats[t].prepared_txid == txid for t in self.tasks]
             if not all(staged):
                 return self._roll_back(now)
-            self.store.mark_committed(txid, self.sources.commit(now))  # type: ignore[union-attr]
+            spouts = list(runtime.spouts.values())
+            self.store.mark_committed(txid, self.sources.commit(spouts, now))  # type: ignore[union-attr]
             self.committed, self.phase, self._prepared = txid, RUNNING, None
             self.commits += 1
+            for spout in spouts:  # committed: nothing that follows may fail them now
+                spout.ack_sealed(now)
             return self._to_all("commit", txid)
         if self.phase == RUNNING and now >= self.next_due and self.dirty:
             self.phase = DRAINING  # (not dirty: nothing can have changed, nothing to save)
@@ -150,7 +156,8 @@ class Checkpoints:
             self.phase, self._prepared = COMMITTING, (txid, runtime.superstep)
             self.dirty = False
             self.next_due = now + self.interval
-            self.sources.prepare(list(runtime.spouts.values()))
+            for spout in runtime.spouts.values():
+                spout.seal()
             return self._to_all("prepare", txid)
         return []
 
@@ -169,6 +176,5 @@ class Checkpoints:
         self.runtime.discard_pending(ROLLBACK)  # takes a running superstep's result first
         self._rollback, self.phase, self._prepared = False, RUNNING, None
         self.rollbacks += 1
-        self.sources.rolled_back()
         self.next_due = now + self.interval
         return self._to_all("rollback", self.committed)

@@ -30,7 +30,6 @@ class CommittedSources:
         """Spout component -> keys committed by the run before, not seen again yet."""
         self._seen: dict[str, set[Any]] = {}  # skipped since the last commit
         self._carry_secs = carry_secs
-        self._prepared: list[tuple[Any, list[int]]] = []
 
     def skips(self, component: str, key: str | int | None) -> bool:
         """Whether a message emitted again with ``key`` is already in committed state."""
@@ -41,26 +40,21 @@ class CommittedSources:
         self._seen.setdefault(component, set()).add(key)
         return True
 
-    def prepare(self, spouts: list[Any]) -> None:
-        """Note the trees pending at a checkpoint's prepare: those it may complete."""
-        self._prepared = [(task, [root for root, _ in task.pending.items()]) for task in spouts]
-
-    def commit(self, now: float) -> Sources:
+    def commit(self, spouts: list[Any], now: float) -> Sources:
         """The keys to record with the commit: the trees it completes, and those carried.
 
-        A tree pending at the prepare and still pending now is ready and held by its
-        acker (a failure since would have rolled back), so it completes with this commit.
+        The trees it completes are those the spout tasks sealed at the prepare and still
+        hold (a failure since would have rolled back).
         """
         sources: dict[str, list[Any]] = {}
-        for task, roots in self._prepared:
+        for task in spouts:
             keys = sources.setdefault(task.component_id, [])
-            for root in roots:
+            for root in task.sealed:
                 entry = task.pending.get(root)
                 if entry is not None:
                     key = task.message_key(entry[0])
                     if key is not None:
                         keys.append(key)
-        self._prepared = []
         if now >= self._carry_secs:
             for unseen in self.skip.values():
                 unseen.clear()  # the sets stay shared with the spout tasks
@@ -69,10 +63,6 @@ class CommittedSources:
                 sources.setdefault(component, []).extend(carried_keys)
         self._seen = {}
         return {component: keys for component, keys in sources.items() if keys}
-
-    def rolled_back(self) -> None:
-        """A rollback: the prepared checkpoint will not commit."""
-        self._prepared = []
 
 
 def message_key_of(spout: Any, msg_id: MsgId) -> str | int | None:

@@ -72,6 +72,8 @@ class SpoutTask:
         self.calling: str | None = None
         """The spout method running now, for the watchdog (None between calls)."""
         self._skipped = False  # the last next_tuple acked a committed message
+        self.sealed: set[int] = set()
+        """Roots of the trees a prepared checkpoint holds (see :meth:`seal`)."""
         self.replays: CommittedSources | None = None
         """Set on a restart with keys the last run committed (see ``committed_sources``)."""
         self.begin(-1, 0.0)  # ids for emits made before the first superstep (in open)
@@ -190,6 +192,29 @@ class SpoutTask:
         """The spout's timeout tick: rotate pending; what falls out fails with ``timeout``."""
         self.pending.rotate()
 
+    def seal(self) -> None:
+        """A checkpoint is prepared: the trees pending now are ready, and its outcome is theirs.
+
+        Every tracked tree is ready at a prepare (all its tuples acked, some acks held by
+        stateful bolts), so nothing but the checkpoint can decide it: the commit acks it
+        (:meth:`ack_sealed`), a rollback fails it. Meanwhile it does not time out, or a
+        message whose effect the commit holds would be replayed and counted again.
+        """
+        self.sealed = {root for root, _ in self.pending.items()}
+
+    def ack_sealed(self, now: float) -> None:
+        """The checkpoint is committed: ack the sealed trees still pending, at once.
+
+        Not when the acker's ``commit`` outcome comes back: a superstep lost before then
+        (an executor died) rolls back, and would fail trees whose effect is committed.
+        """
+        sealed, self.sealed, pending = self.sealed, set(), self.pending
+        for root in sealed:
+            entry = pending.remove(root)
+            if entry is not None:
+                self.stats.complete_latencies.append(now - entry[1])
+                self._call_ack(entry[0])
+
     def fail_all_pending(self, reason: FailReason) -> None:
         """Fail every pending msg id with ``reason`` (shutdown: none is left without outcome).
 
@@ -212,11 +237,15 @@ class SpoutTask:
 
     def fail_pending(self, reason: FailReason) -> None:
         """Fail every pending msg id with ``reason``; what ``fail`` emits is sent as usual."""
+        self.sealed = set()
         for root, entry in list(self.pending.items()):
             self.pending.remove(root)
             self._call_fail(entry[0], reason)
 
     def _expired(self, root: int, entry: tuple[MsgId, float, str]) -> None:
+        if root in self.sealed:  # the checkpoint decides it, within a superstep or two
+            self.pending.put(root, entry)
+            return
         self._call_fail(entry[0], TIMEOUT)
 
     def _call_ack(self, msg_id: MsgId) -> None:

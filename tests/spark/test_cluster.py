@@ -52,12 +52,6 @@ def test_killed_executor_loses_nothing():
     assert result["killed"] not in result["executor_pids_at_end"]
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="known bug, found 2026-11-23: in 1 of 3 runs some ids (40 of 200) were counted "
-    "twice in committed state after the executor kill; exactly-once through a lost "
-    "executor is not yet reliable on local-cluster (see the stop 20 note)",
-)
 def test_killed_executor_rolls_stateful_bolts_back_and_counts_each_message_once(redis_prefix):
     """The sink counts ids in Redis state: after the kill, each id is counted exactly once."""
     result = run_job("--kill-after", "60", "--state-prefix", redis_prefix, "--timeout", "8")

@@ -73,22 +73,37 @@ def test_a_restarted_driver_resumes_from_the_last_commit(provider):
     assert committed_counts(*provider, name) == expected_counts(items)
 
 
-def crash_as_a_checkpoint_commits(name: str, items: list, conf: dict) -> tuple[Any, set]:
-    """Run until a step commits a checkpoint with trees pending; stop dead after it.
+class Crashed(BaseException):
+    """The driver dies here (a BaseException: nothing in the runtime catches it)."""
 
-    The step wrote the marker and sent ``commit``; the spout has not been given the acks
-    yet. Returns the spout and the sentence numbers it acked.
+
+def crash_as_a_checkpoint_commits(name: str, items: list, conf: dict) -> tuple[Any, set]:
+    """Run until the driver writes a marker with trees pending; die right after the write.
+
+    The marker is in the store; the spout has not been given the acks yet. Returns the
+    runtime and the sentence numbers its spout acked.
     """
     first = TopologyRuntime(name, build(items), conf, make_engine("local"), WallClock())
-    spout = first.spouts[first.plan.spout_tasks[0]].spout
+    task = first.spouts[first.plan.spout_tasks[0]]
+    spout, store = task.spout, first.checkpoints.store
+    write = store.mark_committed
+
+    def write_then_die(txid: int, sources: Any = None) -> None:
+        write(txid, sources)
+        if task.sealed and len(spout.queue) < len(items):  # trees pending, mid-stream
+            raise Crashed
+
+    store.mark_committed = write_then_die  # the store is this process's own (shared)
     deadline = time.monotonic() + 30
-    while True:
-        before, started = first.checkpoints.committed, len(spout.queue) < len(items)
-        first.step()
-        time.sleep(0.01)
-        if first.checkpoints.committed > before >= 0 and started:
-            return first, set(spout.acked)
-        assert time.monotonic() < deadline, "no checkpoint was committed"
+    try:
+        while True:
+            first.step()
+            time.sleep(0.01)
+            assert time.monotonic() < deadline, "no checkpoint was committed"
+    except Crashed:
+        return first, set(spout.acked)
+    finally:
+        del store.mark_committed
 
 
 def test_a_driver_dead_as_a_checkpoint_commits_does_not_count_twice(provider):
@@ -114,3 +129,22 @@ def test_without_message_keys_the_window_counts_twice(provider, monkeypatch):
     run(build([item for item in items if item[0] not in acked]), conf, engine="local", name=name)
     exact, counted = expected_counts(items), committed_counts(*provider, name)
     assert sum(counted.values()) > sum(exact.values())
+
+
+def test_a_superstep_lost_as_a_checkpoint_commits_does_not_count_twice(spark, tmp_path):
+    """A Python worker dies on ``commit``: the marker is written, the superstep is lost.
+
+    The trees that checkpoint completes are in committed state: the rollback that
+    follows the loss must ack them, not fail them back to be counted again (before the
+    fix, every word of that checkpoint's sentences was counted twice). One provider:
+    the store plays no part in this.
+    """
+    from tests.state.topology import build_crashing
+
+    items, name, flag = sentences(120), f"lost-{uuid.uuid4().hex[:8]}", tmp_path / "crashed"
+    provider = ("directory", {"path": str(tmp_path / "state")})
+    result = run(build_crashing(items, str(flag)), conf_for(provider), spark=spark, name=name)
+    assert flag.exists(), "no worker crashed on a commit"
+    assert any("lost" in e.message for e in result.errors if e.component == "__system")
+    assert result.stats["sentences"]["acked"] == len(items)
+    assert committed_counts(*provider, name) == expected_counts(items)

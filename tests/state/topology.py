@@ -65,13 +65,16 @@ class ReplayingSpout(Spout):
 
 
 class Split(BasicBolt):
-    """Splits a sentence; fails the first attempt of every 7th."""
+    """Splits a sentence; fails the first attempt of every 7th (unless not ``failing``)."""
+
+    def __init__(self, failing: bool = True) -> None:
+        self.failing = failing
 
     def execute(self, tup: Any, collector: Any) -> None:
         from sparkstorm import FailedException
 
         number, text, attempt = tup.values
-        if number % 7 == 3 and attempt == 0:
+        if self.failing and number % 7 == 3 and attempt == 0:
             msg = "first attempts of every 7th sentence fail"
             raise FailedException(msg)
         for word in text.split():
@@ -122,4 +125,46 @@ def build(items: list[tuple[int, str]], count_tasks: int = 2) -> Any:
     builder.set_bolt("split", Split(), 2).shuffle_grouping("sentences")
     builder.set_bolt("count", StatefulCount(), count_tasks).fields_grouping("split", Fields("word"))
     builder.set_bolt("sink", Sink()).shuffle_grouping("count")
+    return builder.create_topology()
+
+
+class CrashingCount(StatefulBolt):
+    """Counts words in its KeyValueState; its Python worker dies once, told to commit.
+
+    The first time a task of it gets ``commit`` for checkpoint ``crash_at`` or later,
+    it creates ``flag`` and exits its process, so the superstep carrying the commit is
+    lost: the marker is written, the trees it completes are not yet acked. Spark only.
+    """
+
+    def __init__(self, flag: str, crash_at: int = 2) -> None:
+        self.flag, self.crash_at = flag, crash_at
+
+    def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
+        self.collector = collector
+
+    def init_state(self, state: KeyValueState) -> None:
+        self.counts = state
+
+    def execute(self, tup: Any) -> None:
+        word = tup.values[0]
+        self.counts.put(word, self.counts.get(word, 0) + 1)
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        pass
+
+    def pre_commit(self, txid: int) -> None:
+        import os
+
+        if txid >= self.crash_at and not os.path.exists(self.flag):
+            with open(self.flag, "w") as f:
+                f.write(str(txid))
+            os._exit(1)  # the worker dies mid-superstep, as with a lost executor
+
+
+def build_crashing(items: list[tuple[int, str]], flag: str) -> Any:
+    builder = TopologyBuilder()
+    builder.set_spout("sentences", ReplayingSpout(items))
+    builder.set_bolt("split", Split(failing=False), 2).shuffle_grouping("sentences")
+    builder.set_bolt("count", CrashingCount(flag), 2).fields_grouping("split", Fields("word"))
     return builder.create_topology()

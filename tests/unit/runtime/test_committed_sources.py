@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sparkstorm import Config, Fields, Spout, TopologyBuilder
+from sparkstorm._types import ROLLBACK
 from sparkstorm.config import resolve
 from sparkstorm.runtime.committed_sources import CommittedSources
 from sparkstorm.runtime.spout_task import SpoutTask
@@ -51,22 +52,24 @@ def test_a_restart_skips_committed_messages_and_carries_their_keys_one_commit_mo
     task.collector.emit(["x"], msg_id="c")
     assert task.spout.acked == ["a"] and task.stats.skipped_committed == 1
     assert [tup.values for _, tup in task.drain() if tup.source_stream == "default"] == [["x"]]
-    sources.prepare([task])
+    task.seal()
     # "c" completes with this commit; "b" was not seen again; "a" was, and its ack may
     # not have reached the source yet: all three are recorded
-    assert {k: sorted(v) for k, v in sources.commit(now=1).items()} == {"in": ["a", "b", "c"]}
-    sources.prepare([])
-    assert sources.commit(now=2) == {"in": ["b"]}  # "a" was acked a commit ago: dropped
+    recorded = sources.commit([task], now=1)
+    assert {k: sorted(v) for k, v in recorded.items()} == {"in": ["a", "b", "c"]}
+    task.ack_sealed(1)
+    assert task.spout.acked == ["a", "c"]
+    assert sources.commit([task], now=2) == {"in": ["b"]}  # "a" acked a commit ago: dropped
     task.begin(1, 3.0)
-    assert task.collector.emit(["x"], msg_id="b") == [] and task.spout.acked == ["a", "b"]
-    assert sources.commit(now=4) == {"in": ["b"]}  # seen: kept one commit more
-    assert sources.commit(now=5) == {}
+    assert task.collector.emit(["x"], msg_id="b") == [] and task.spout.acked == ["a", "c", "b"]
+    assert sources.commit([task], now=4) == {"in": ["b"]}  # seen: kept one commit more
+    assert sources.commit([task], now=5) == {}
 
 
 def test_carried_keys_expire_after_the_message_timeout():
     sources = CommittedSources({"in": ["a"]}, carry_secs=30)
-    assert sources.commit(now=29) == {"in": ["a"]}
-    assert sources.commit(now=30) == {}
+    assert sources.commit([], now=29) == {"in": ["a"]}
+    assert sources.commit([], now=30) == {}
     assert not sources.skips("in", "a")
 
 
@@ -89,3 +92,35 @@ def test_a_batch_goes_on_past_skipped_messages():
     task.begin(0, 0.0)
     assert task.next_batch(10) == 5  # three acked as committed, two emitted
     assert task.spout.acked == ["a", "b", "c"] and task.pending.size() == 2
+
+
+def test_sealed_trees_wait_for_their_checkpoint_instead_of_timing_out():
+    """A prepared checkpoint decides the trees pending at its prepare: commit acks them."""
+    task = spout_task()
+    task.spout.queue = ["old", "sealed"]
+    task.begin(0, 0.0)
+    task.next_batch(1)
+    task.tick()  # "old" is a rotation old
+    task.next_batch(1)
+    task.seal()
+    task.spout.queue = ["after"]
+    task.next_batch(1)  # emitted after the prepare: not the checkpoint's
+    task.tick()
+    task.tick()  # everything is two rotations old: only what is not sealed times out
+    assert task.stats.fail_reasons == {"timeout": 1}
+    assert sorted(msg_id for _, (msg_id, *_) in task.pending.items()) == ["old", "sealed"]
+    task.ack_sealed(5.0)
+    assert sorted(task.spout.acked) == ["old", "sealed"] and task.pending.size() == 0
+    assert task.sealed == set()
+
+
+def test_a_rollback_fails_sealed_trees_and_unseals():
+    task = spout_task()
+    task.spout.queue = ["a"]
+    task.begin(0, 0.0)
+    task.next_batch(1)
+    task.seal()
+    task.fail_pending(ROLLBACK)
+    assert task.stats.fail_reasons == {"rollback": 1} and task.sealed == set()
+    task.ack_sealed(1.0)  # a commit after a rollback finds nothing of its own to ack
+    assert task.spout.acked == []
