@@ -21,7 +21,13 @@ from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import BoltDeclarer, OutputFieldsDeclarer, SpoutDeclarer
 from sparkstorm.topology.fields import Fields
 from sparkstorm.topology.tuple import Tuple
-from sparkstorm.topology.windowing import Count, Duration, TupleWindow, WindowedBolt
+from sparkstorm.topology.windowing import (
+    Count,
+    Duration,
+    StatefulWindowedBolt,
+    TupleWindow,
+    WindowedBolt,
+)
 
 __version__ = "0.1.0"
 
@@ -51,6 +57,7 @@ __all__ = [
     "SpoutDeclarer",
     "SpoutOutputCollector",
     "StatefulBolt",
+    "StatefulWindowedBolt",
     "Topology",
     "TopologyBuilder",
     "TopologyContext",

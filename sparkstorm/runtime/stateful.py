@@ -11,6 +11,7 @@ effect must not be committed: the task does not stage and the driver rolls back.
 
 from __future__ import annotations
 
+import pickle
 import time
 from typing import Any
 
@@ -19,10 +20,14 @@ from sparkstorm.config import TOPOLOGY_NAME, TOPOLOGY_STATE_PROVIDER, provider_c
 from sparkstorm.reliability.collectors import OutputCollector
 from sparkstorm.reliability.streams import ACKER_HOLD_STREAM_ID, CHECKPOINT_STREAM_ID
 from sparkstorm.runtime.metrics import TaskStats
+from sparkstorm.runtime.windowed import PersistentWindowExecutor
 from sparkstorm.state.key_value import KeyValueState
 from sparkstorm.topology.components import Bolt
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.tuple import SYSTEM_COMPONENT_ID, Tuple
+
+_WINDOWS_KEY = "windows"
+"""The key of a stateful windowed task's saved windows, in its second state."""
 
 
 class StatefulOutputCollector(OutputCollector):
@@ -63,6 +68,8 @@ class StatefulBoltExecutor(Bolt):
         self.delegate = delegate
         self.user = user
         self.state: KeyValueState | None = None
+        self.windows: KeyValueState | None = None
+        """A stateful windowed bolt's saved windows (its task's second state)."""
         self.prepared_txid = -1
         self.checkpoint_keys = 0
 
@@ -74,10 +81,21 @@ class StatefulBoltExecutor(Bolt):
         self.collector = collector
         self.delegate.prepare(conf, context, collector)
         task = f"{context.get_this_component_id()}:{context.get_this_task_id()}"
-        self.state = KeyValueState(
-            conf[TOPOLOGY_STATE_PROVIDER], provider_config(conf), conf[TOPOLOGY_NAME], task
-        )
+        where = (conf[TOPOLOGY_STATE_PROVIDER], provider_config(conf), conf[TOPOLOGY_NAME])
+        self.state = KeyValueState(*where, task)
+        if isinstance(self.delegate, PersistentWindowExecutor):
+            self.windows = KeyValueState(*where, f"{task}:windows")
+            self._restore_windows()
         self.user.init_state(self.state)
+
+    def _restore_windows(self) -> None:
+        """Lay the committed windows over the window manager (none yet: empty windows)."""
+        assert self.windows is not None and isinstance(self.delegate, PersistentWindowExecutor)
+        saved = self.windows.get(_WINDOWS_KEY)
+        delegate = self.delegate
+        delegate.restore_window_state(
+            pickle.loads(saved) if saved is not None else delegate.empty_window_state()
+        )
 
     def execute(self, tup: Tuple) -> None:
         """Execute an input, or carry out a checkpoint instruction from the driver."""
@@ -100,6 +118,10 @@ class StatefulBoltExecutor(Bolt):
                 return
             try:
                 self.user.pre_prepare(txid)
+                if self.windows is not None:  # a copy: the windows go on changing
+                    window = pickle.dumps(self.delegate.window_state(), protocol=5)  # type: ignore[attr-defined]
+                    self.windows.put(_WINDOWS_KEY, window)
+                    self.checkpoint_keys += self.windows.prepare(txid)
                 self.checkpoint_keys += state.prepare(txid)
             except Exception as exc:
                 collector.report_error(exc)
@@ -108,13 +130,22 @@ class StatefulBoltExecutor(Bolt):
             self.prepared_txid = txid
         elif action == "commit":
             self.user.pre_commit(txid)
-            state.commit(txid)
-        else:  # rollback to ``txid``, the last checkpoint committed
+            for kv in self._states():
+                kv.commit(txid)
+        elif action == "rollback":  # to ``txid``, the last checkpoint committed
             self.user.pre_rollback()
-            state.commit(txid)  # staged and committed, not yet folded in (a commit failed)
-            state.rollback()
+            for kv in self._states():
+                kv.commit(txid)  # staged and committed, not yet folded in (a commit failed)
+                kv.rollback()
+            if self.windows is not None:
+                self._restore_windows()
             collector.rolled_back_at, collector.unacked = time.time(), 0
             self.prepared_txid = -1
+        # "stop" (the topology stops): a stateful window's tuples are in its state
+
+    def _states(self) -> list[KeyValueState]:
+        assert self.state is not None
+        return [self.state] if self.windows is None else [self.state, self.windows]
 
     def report(self, stats: TaskStats) -> None:
         """Copy the task's checkpoint counters into ``stats``."""

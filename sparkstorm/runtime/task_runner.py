@@ -20,7 +20,7 @@ from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollec
 from sparkstorm.reliability.ids import id_source
 from sparkstorm.runtime.metrics import TaskStats
 from sparkstorm.runtime.stateful import StatefulBoltExecutor, StatefulOutputCollector
-from sparkstorm.runtime.windowed import WindowedBoltExecutor
+from sparkstorm.runtime.windowed import PersistentWindowExecutor, WindowedBoltExecutor
 from sparkstorm.topology.components import BasicBolt, Bolt, Component, is_stateful
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.plan import ACKER_COMPONENT_ID, Plan
@@ -105,7 +105,9 @@ class BoltTask:
         else:
             obj = copy_component(plan.components[component_id].obj, component_id)
             self.bolt = BasicBoltExecutor(obj) if isinstance(obj, BasicBolt) else obj
-            if is_stateful(obj):
+            if is_stateful(obj) and is_windowed(obj):
+                self.bolt = StatefulBoltExecutor(PersistentWindowExecutor(obj), obj)
+            elif is_stateful(obj):
                 self.bolt = StatefulBoltExecutor(self.bolt, obj)
             elif is_windowed(obj):
                 self.bolt = WindowedBoltExecutor(obj)
@@ -167,6 +169,8 @@ class BoltTask:
         bolt = self.bolt
         if isinstance(bolt, StatefulBoltExecutor):
             bolt.report(stats)
+            if isinstance(bolt.delegate, WindowedBoltExecutor):
+                stats.late_tuples = bolt.delegate.late
         elif isinstance(bolt, Acker) and bolt.stateful:
             stats.unready, stats.state_failures = bolt.unready, bolt.state_failures
         elif isinstance(bolt, WindowedBoltExecutor):

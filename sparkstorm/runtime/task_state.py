@@ -64,11 +64,13 @@ def snapshot(task: BoltTask) -> bytes:
         for name, value in vars(obj).items()
         if name not in transient and not _is_engine_owned(value, task)
     }
-    if isinstance(task.bolt, StatefulBoltExecutor):  # pickled with the attributes: one object
-        collector = task.bolt.collector
-        state[_STATEFUL] = (task.bolt.state, collector.unacked, collector.rolled_back_at)
-    elif isinstance(task.bolt, WindowedBoltExecutor):  # one pickle: the tuples stay shared
-        state[_WINDOW] = task.bolt.window_state()
+    bolt = task.bolt
+    if isinstance(bolt, StatefulBoltExecutor):  # pickled with the attributes: one object
+        collector = bolt.collector
+        state[_STATEFUL] = (bolt.state, bolt.windows, collector.unacked, collector.rolled_back_at)
+        bolt = bolt.delegate
+    if isinstance(bolt, WindowedBoltExecutor):  # one pickle: the tuples stay shared
+        state[_WINDOW] = bolt.window_state()
     try:
         pickled = pickle.dumps(state, protocol=5)
     except Exception:
@@ -116,13 +118,15 @@ def restore(task: BoltTask, data: bytes) -> None:
     state = pickle.loads(pickled)
     executor = task.bolt
     if isinstance(executor, StatefulBoltExecutor):
-        kv, unacked, rolled_back_at = state.pop(_STATEFUL)
-        if isinstance(executor.state, KeyValueState):
-            kv.adopt(executor.state)  # this instance's committed data, when still current
-        executor.state = kv
+        kv, windows, unacked, rolled_back_at = state.pop(_STATEFUL)
+        for new, old in ((kv, executor.state), (windows, executor.windows)):
+            if isinstance(new, KeyValueState) and isinstance(old, KeyValueState):
+                new.adopt(old)  # this instance's committed data, when still current
+        executor.state, executor.windows = kv, windows
         executor.collector.unacked, executor.collector.rolled_back_at = unacked, rolled_back_at
         executor.restore_counters(stats)
-    elif isinstance(executor, WindowedBoltExecutor):
+        executor = executor.delegate
+    if isinstance(executor, WindowedBoltExecutor):
         executor.restore_window_state(state.pop(_WINDOW))
     obj = _user_object(task)
     attributes = vars(obj)

@@ -21,11 +21,12 @@ from sparkstorm.config import (
     TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS,
     TOPOLOGY_MAX_SPOUT_PENDING,
     TOPOLOGY_MESSAGE_TIMEOUT_SECS,
+    provider_config,
 )
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.reliability.collectors import OutputCollector
 from sparkstorm.reliability.streams import CHECKPOINT_STREAM_ID
-from sparkstorm.topology.components import Bolt
+from sparkstorm.topology.components import Bolt, is_stateful
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import DEFAULT_STREAM_ID
 from sparkstorm.topology.tuple import SYSTEM_COMPONENT_ID, Tuple
@@ -105,13 +106,16 @@ class WindowedBoltExecutor(Bolt):
                 return
             stream = (tup.source_component, tup.source_stream)
             self.stream_max[stream] = max(ts, self.stream_max.get(stream, ts))
-        self.buffer.append((ts, tup))
-        self.fresh.append(tup)
+        self._add(ts, tup)
         if isinstance(self.slide, Count) and self.field is None:
             self.arrived += 1
             if self.arrived >= self.slide.value:
                 self.arrived = 0
                 self._fire_at(now)
+
+    def _add(self, ts: float, tup: Tuple) -> None:
+        self.buffer.append((ts, tup))
+        self.fresh.append(tup)
 
     def _event_time(self, tup: Tuple) -> float:
         try:
@@ -190,7 +194,7 @@ class WindowedBoltExecutor(Bolt):
             return
         fresh = {id(t) for t in self.fresh}
         new = [t for t in window if id(t) in fresh]
-        self.windowed.window = window
+        self.windowed.window = window if self.anchors_to_window else []
         try:
             self.delegate.execute(TupleWindow(window, new, self.expired, start, end))
         except Exception as exc:
@@ -220,8 +224,11 @@ class WindowedBoltExecutor(Bolt):
             return
         gone, self.buffer = self.buffer[:n], self.buffer[n:]
         for _, tup in gone:
-            self.collector.ack(tup)
+            self._release(tup)
             self.expired.append(tup)
+
+    def _release(self, tup: Tuple) -> None:
+        self.collector.ack(tup)
 
     WINDOW_STATE = (
         "buffer",
@@ -233,6 +240,9 @@ class WindowedBoltExecutor(Bolt):
         "last_end",
         "late",
     )
+
+    anchors_to_window = True
+    """Whether an emit without anchors is anchored to the window's tuples."""
 
     def window_state(self) -> dict[str, Any]:
         """What the task's snapshot must carry: the tuples waiting and the clocks."""
@@ -248,6 +258,45 @@ class WindowedBoltExecutor(Bolt):
         self.delegate.cleanup()
 
 
+class PersistentWindowExecutor(WindowedBoltExecutor):
+    """The window manager of a :class:`StatefulWindowedBolt`: its windows are state.
+
+    An input is acked (its ack held until a commit) as it enters the buffer; the buffer
+    and the clocks are saved with each checkpoint (``StatefulBoltExecutor`` stages
+    :meth:`window_state` beside the user's state) and restored on a rollback. So a tuple
+    leaving a window needs no ack, a stop fails nothing (the windows are in the
+    state), emits are not anchored, and an exception in ``execute`` rolls back.
+    """
+
+    anchors_to_window = False
+
+    def _add(self, ts: float, tup: Tuple) -> None:
+        super()._add(ts, tup)
+        self.collector.ack(tup)
+
+    def _release(self, tup: Tuple) -> None:
+        pass  # acked as it arrived
+
+    def _stop(self) -> None:
+        pass  # what the windows hold is acked, and saved at the next checkpoint
+
+    def _fail_window(self, window: list[Tuple], exc: Exception) -> None:
+        self.collector.state_failures += 1  # type: ignore[attr-defined]
+
+    def empty_window_state(self) -> dict[str, Any]:
+        """The window state of a task that has committed none (its first checkpoint)."""
+        return {
+            "buffer": [],
+            "expired": [],
+            "fresh": [],
+            "arrived": 0,
+            "stream_max": {},
+            "watermark": -math.inf,
+            "last_end": None,
+            "late": self.late,
+        }
+
+
 def check_windowed(
     component_id: str, bolt: WindowedBolt, conf: dict[str, Any], streams: Any, stateful: bool
 ) -> None:
@@ -261,11 +310,20 @@ def check_windowed(
     if length is None or slide is None:
         msg = f"{where} has no window: call with_window(...) or with_tumbling_window(...)"
         raise InvalidTopologyError(msg)
-    if stateful:
+    persistent = is_stateful(bolt)
+    if stateful and not persistent:
         msg = (
-            f"{where}: windowed bolts cannot run in a topology with stateful bolts yet: a "
-            f"checkpoint waits until every tree is acked, and a window holds its tuples "
-            f"unacked for its whole length. Run the window in its own topology"
+            f"{where}: a plain windowed bolt cannot run in a topology with stateful bolts: "
+            f"a checkpoint waits until every tree is acked, and a window holds its tuples "
+            f"unacked for its whole length. Make it a StatefulWindowedBolt (its windows are "
+            f"checkpointed), or run the window in its own topology"
+        )
+        raise InvalidTopologyError(msg)
+    if persistent and provider_config(conf).get("serializer", "pickle") != "pickle":
+        msg = (
+            f"{where}: a stateful windowed bolt saves its windows' tuples in the state "
+            f"store, which needs the 'pickle' serializer; remove 'serializer' from "
+            f"topology.state.provider.config"
         )
         raise InvalidTopologyError(msg)
     late = bolt.late_tuple_stream
@@ -286,6 +344,8 @@ def check_windowed(
     waits = sum(x.secs for x in (length, slide) if isinstance(x, Duration))
     if bolt.timestamp_field is not None:
         waits += bolt.lag.secs + bolt.watermark_interval.secs
+    if persistent:
+        return  # inputs are acked as they arrive: neither the timeout nor pending binds
     timeout = conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS]
     if waits and conf[TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS] and waits >= timeout:
         msg = (

@@ -191,5 +191,5 @@ class BasicStatefulBolt(_StatefulHooks, BasicBolt):
 
 
 def is_stateful(obj: object) -> bool:
-    """Whether a component keeps checkpointed state."""
-    return isinstance(obj, StatefulBolt | BasicStatefulBolt)
+    """Whether a component keeps checkpointed state (stateful windowed bolts too)."""
+    return isinstance(obj, _StatefulHooks)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparkstorm.config import TOPOLOGY_TICK_TUPLE_FREQ_SECS
-from sparkstorm.topology.components import Bolt
+from sparkstorm.topology.components import Bolt, _StatefulHooks
 from sparkstorm.topology.tuple import Tuple
 
 LATE_TUPLE_FIELD = "tuple"
@@ -207,6 +207,31 @@ class WindowedBolt(Bolt):
         if isinstance(self.sliding_interval, Duration):
             return self.sliding_interval.secs
         return None
+
+
+class StatefulWindowedBolt(_StatefulHooks, WindowedBolt):
+    """A windowed bolt whose windows and state are checkpointed.
+
+    Storm's ``BaseStatefulWindowedBolt`` with ``withPersistence``. Keep state across
+    windows in the :class:`~sparkstorm.KeyValueState` handed to ``init_state``. The
+    tuples waiting in the windows are saved with every checkpoint, beside that state, so:
+
+    - an input is acked when it arrives, and completes at the next commit: its tree does
+      not wait for the window, so the window may be longer than
+      ``topology.message.timeout.secs`` and hold more than ``topology.max.spout.pending``;
+    - it can run in a topology with stateful bolts (a plain windowed bolt cannot);
+    - a failure anywhere rolls the windows back with every stateful task, and what was
+      not committed replays: each message is in exactly one committed window (tumbling)
+      and each window's effect on the state counts once.
+
+    As in Storm, what ``execute`` emits is not anchored (the inputs' trees complete at
+    commits, not with windows): outputs are not replayed if lost downstream, and a
+    window evaluated again after a rollback emits again. An exception in ``execute``
+    rolls back, as a Storm worker dying there replays from the checkpoint. The store's
+    serializer must be ``pickle`` (the default).
+
+    .. versionadded:: 0.2.0
+    """
 
 
 def _length(value: Any, what: str) -> Length:

@@ -152,7 +152,8 @@ def test_storms_checks_name_the_bolt_and_what_to_change(cluster_factory):
         submit(cluster, Recorder())
     with pytest.raises(InvalidTopologyError, match=r"late-tuple stream 'gone' is not declared"):
         submit(cluster, Recorder().with_tumbling_window(Count(2)).with_late_tuple_stream("gone"))
-    with pytest.raises(InvalidTopologyError, match=r"'window': windowed bolts cannot run"):
+    plain = r"'window': a plain windowed bolt cannot run.*StatefulWindowedBolt"
+    with pytest.raises(InvalidTopologyError, match=plain):
         builder = TopologyBuilder()
         builder.set_spout("in", FeederSpout(Fields("word")))
         builder.set_bolt("window", Recorder().with_tumbling_window(Count(2))).shuffle_grouping("in")

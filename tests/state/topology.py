@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from sparkstorm import BasicBolt, Bolt, Fields, Spout, TopologyBuilder
+from sparkstorm import BasicBolt, Bolt, Count, Fields, Spout, StatefulWindowedBolt, TopologyBuilder
 from sparkstorm.state import KeyValueState
 from sparkstorm.topology.components import StatefulBolt
 
@@ -167,4 +167,35 @@ def build_crashing(items: list[tuple[int, str]], flag: str) -> Any:
     builder.set_spout("sentences", ReplayingSpout(items))
     builder.set_bolt("split", Split(failing=False), 2).shuffle_grouping("sentences")
     builder.set_bolt("count", CrashingCount(flag), 2).fields_grouping("split", Fields("word"))
+    return builder.create_topology()
+
+
+class WindowTally(StatefulWindowedBolt):
+    """Counts, in its state, each sentence number its windows held, and the windows."""
+
+    def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
+        self.collector = collector
+
+    def init_state(self, state: KeyValueState) -> None:
+        self.state = state
+
+    def execute(self, window: Any) -> None:
+        for tup in window:
+            number = tup.values[0]
+            self.state.put(number, self.state.get(number, 0) + 1)
+        self.state.put("windows", self.state.get("windows", 0) + 1)
+        self.collector.emit([len(window)])
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("size"))
+
+
+def build_windowed(items: list[tuple[int, str]], window: int = 7) -> Any:
+    """The word count of :func:`build`, and beside it a stateful tumbling count window."""
+    builder = TopologyBuilder()
+    builder.set_spout("sentences", ReplayingSpout(items))
+    builder.set_bolt("split", Split(), 2).shuffle_grouping("sentences")
+    builder.set_bolt("count", StatefulCount(), 2).fields_grouping("split", Fields("word"))
+    tally = WindowTally().with_tumbling_window(Count(window))
+    builder.set_bolt("tally", tally).shuffle_grouping("sentences")
     return builder.create_topology()
