@@ -4,8 +4,9 @@ Tuples wait in ``buffer`` with their timestamp: the topology time of their arriv
 on event time their timestamp field. A window fires every sliding interval: after so
 many tuples (a count interval), on the bolt's tick (a duration interval, ticking at
 that interval), or on event time when the watermark passes a window's end (windows end
-at multiples of the interval; the watermark is the smallest, over the input streams, of
-the greatest timestamp seen, minus the lag, advanced on each tick). After a window
+at multiples of the interval, or at every n-th event by timestamp for a count interval;
+the watermark is the smallest, over the input streams, of the greatest timestamp seen,
+minus the lag, advanced on each tick). After a window
 fires, the tuples that cannot be in any later one leave the buffer and are acked (Storm
 acks them at the next trigger; leaving earlier completes their trees a window sooner),
 and they are the next window's ``get_expired()``.
@@ -72,6 +73,7 @@ class WindowedBoltExecutor(Bolt):
         self.stream_max: dict[tuple[str, str], float] = {}
         self.watermark = -math.inf
         self.last_end: float | None = None
+        self.passed = 0  # buffered events the watermark passed (event time, count interval)
         self.late = 0
 
     def prepare(
@@ -176,8 +178,17 @@ class WindowedBoltExecutor(Bolt):
         if watermark <= self.watermark:
             return
         self.watermark = watermark
+        self.buffer.sort(key=lambda entry: entry[0])  # oldest event first (a stable sort)
+        if isinstance(self.slide, Count):
+            self._count_triggers(watermark)
+        elif isinstance(self.length, Count):
+            self._time_triggers_of_count_windows(watermark)
+        else:
+            self._time_triggers(watermark)
+
+    def _time_triggers(self, watermark: float) -> None:
+        """Duration windows on event time: each ending at a multiple of the interval."""
         length, slide = self.length.secs, self.slide.secs  # type: ignore[union-attr]
-        self.buffer.sort(key=lambda entry: entry[0])  # oldest event first
         while self.buffer:
             first = min(ts for ts, _ in self.buffer)
             end = math.ceil(first / slide) * slide
@@ -188,6 +199,54 @@ class WindowedBoltExecutor(Bolt):
             self._fire([t for ts, t in self.buffer if end - length < ts <= end], end - length, end)
             self.last_end = end
             self._drop(sum(1 for ts, _ in self.buffer if ts <= end + slide - length))
+
+    def _count_triggers(self, watermark: float) -> None:
+        """A count interval on event time: a window every ``n`` events the watermark passed.
+
+        Storm's watermark count trigger. Events are taken in timestamp order; a window
+        ends at every n-th of them, and holds the last ``length`` events up to it (a
+        count length) or those within ``length`` seconds of its timestamp.
+        """
+        slide = self.slide.value  # type: ignore[union-attr]
+        buffer = self.buffer
+        while self.passed < len(buffer) and buffer[self.passed][0] <= watermark:
+            self.passed += 1
+            self.arrived += 1
+            if self.arrived < slide:
+                continue
+            self.arrived = 0
+            end = buffer[self.passed - 1][0]
+            if isinstance(self.length, Count):
+                first = max(0, self.passed - self.length.value)
+                start, keep_from = None, self.passed + slide - self.length.value
+            else:
+                assert self.length is not None
+                start = end - self.length.secs
+                first = keep_from = sum(1 for ts, _ in buffer[: self.passed] if ts <= start)
+            self._fire([t for _, t in buffer[first : self.passed]], start, end)
+            dropped = min(max(keep_from, 0), self.passed)
+            self._drop(dropped)
+            self.passed -= dropped
+            buffer = self.buffer
+
+    def _time_triggers_of_count_windows(self, watermark: float) -> None:
+        """A count length and a duration interval on event time.
+
+        Storm's watermark time trigger with a count eviction: at each multiple of the
+        interval after new events, the last ``length`` events up to it.
+        """
+        slide, count = self.slide.secs, self.length.value  # type: ignore[union-attr]
+        while True:
+            later = [ts for ts, _ in self.buffer if self.last_end is None or ts > self.last_end]
+            if not later:
+                return
+            end = math.ceil(later[0] / slide) * slide
+            if end > watermark:
+                return
+            upto = sum(1 for ts, _ in self.buffer if ts <= end)
+            self._fire([t for _, t in self.buffer[max(0, upto - count) : upto]], None, end)
+            self.last_end = end
+            self._drop(upto - count)
 
     def _fire(self, window: list[Tuple], start: float | None, end: float) -> None:
         if not window and not self.expired:
@@ -238,6 +297,7 @@ class WindowedBoltExecutor(Bolt):
         "stream_max",
         "watermark",
         "last_end",
+        "passed",
         "late",
     )
 
@@ -293,6 +353,7 @@ class PersistentWindowExecutor(WindowedBoltExecutor):
             "stream_max": {},
             "watermark": -math.inf,
             "last_end": None,
+            "passed": 0,
             "late": self.late,
         }
 
@@ -331,14 +392,6 @@ def check_windowed(
         msg = (
             f"{where}: its late-tuple stream {late!r} is not declared; declare it in "
             f"declare_output_fields: declarer.declare_stream({late!r}, Fields('tuple'))"
-        )
-        raise InvalidTopologyError(msg)
-    if bolt.timestamp_field is not None and not (
-        isinstance(length, Duration) and isinstance(slide, Duration)
-    ):
-        msg = (
-            f"{where}: event-time windows (with_timestamp_field) need a Duration window "
-            f"length and interval, not {length!r} and {slide!r}"
         )
         raise InvalidTopologyError(msg)
     waits = sum(x.secs for x in (length, slide) if isinstance(x, Duration))

@@ -138,6 +138,45 @@ def test_event_time_windows_fire_on_the_watermark_and_late_tuples_go_to_their_st
     assert cluster.stats("w")["window"]["late_tuples"] == 1
 
 
+def feed_event_times(cluster, bolt, times):
+    """Feed events ``e<ts>`` with timestamps ``times``, then give the watermark a tick."""
+    conf = {Config.TOPOLOGY_MESSAGE_TIMEOUT_SECS: 60}
+    feeder = submit(cluster, bolt.with_timestamp_field("ts"), conf, fields=("x", "ts"))
+    for ts in times:
+        feeder.feed([f"e{ts}", ts], ts)
+    cluster.wait_until_idle()
+    cluster.advance_time(1)
+    return feeder, [(w[0], w[3]) for w in windows(cluster)]
+
+
+def test_count_windows_on_event_time_take_events_in_timestamp_order(cluster_factory, engine):
+    """Storm's watermark count trigger: every 3 events the watermark passed, by timestamp."""
+    cluster = cluster_factory(engine)
+    bolt = Recorder().with_tumbling_window(Count(3)).with_lag(Duration(5))
+    feeder, got = feed_event_times(cluster, bolt, [3, 1, 2, 10, 7, 8, 20, 30])
+    # watermark 30 - 5 = 25: events 1..20 passed it, in timestamp order; 30 has not
+    assert got == [(["e1", "e2", "e3"], 3), (["e7", "e8", "e10"], 10)]
+    assert sorted(feeder.acked) == [1, 2, 3, 7, 8, 10]  # 20 waits for two more events
+
+
+def test_a_count_window_on_event_time_can_slide_by_a_duration(cluster_factory):
+    cluster = cluster_factory("local")
+    bolt = Recorder().with_window(Count(2), Duration(10))
+    feeder, got = feed_event_times(cluster, bolt, [1, 4, 6, 12, 25])
+    # at each multiple of 10 after new events, up to the watermark (25): the last 2 events
+    assert got == [(["e4", "e6"], 10), (["e6", "e12"], 20)]
+    assert sorted(feeder.acked) == [1, 4]
+
+
+def test_a_duration_window_on_event_time_can_slide_by_a_count(cluster_factory):
+    cluster = cluster_factory("local")
+    bolt = Recorder().with_window(Duration(10), Count(2))
+    feeder, got = feed_event_times(cluster, bolt, [1, 4, 6, 15, 30])
+    # every 2nd event ends a window: the events within 10 s before it
+    assert got == [(["e1", "e4"], 4), (["e6", "e15"], 15)]
+    assert sorted(feeder.acked) == [1, 4]
+
+
 def test_storms_checks_name_the_bolt_and_what_to_change(cluster_factory):
     cluster = cluster_factory("local")
     with pytest.raises(InvalidTopologyError, match=r"'window'.*topology.message.timeout.secs"):
