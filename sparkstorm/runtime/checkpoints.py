@@ -20,7 +20,8 @@ stateful bolts:
 
 A **rollback** follows any failure that may have left an effect of a failed tree in
 uncommitted state (a stateful bolt failed an input or raised; a tree failed or expired
-with held acks; a checkpoint could not be staged; a Spark superstep was lost): the rows
+with held acks; a spout timed a tree out; a checkpoint could not be staged; a Spark
+superstep was lost): the rows
 in flight are dropped, every pending tree fails back to its spout with reason
 ``rollback`` (not an attempt), and every stateful task returns to the last commit.
 """
@@ -29,14 +30,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sparkstorm._types import ROLLBACK
+from sparkstorm._types import ROLLBACK, TIMEOUT
 from sparkstorm.config import (
+    TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS,
     TOPOLOGY_MESSAGE_TIMEOUT_SECS,
     TOPOLOGY_NAME,
     TOPOLOGY_STATE_CHECKPOINT_INTERVAL_MS,
     TOPOLOGY_STATE_PROVIDER,
     provider_config,
 )
+from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.reliability.collectors import Row
 from sparkstorm.runtime.committed_sources import CommittedSources
 from sparkstorm.state.stores import open_store
@@ -59,6 +62,15 @@ class Checkpoints:
         self._stateful = frozenset(self.tasks)
         self.ackers = plan.acker_tasks
         self.interval = conf[TOPOLOGY_STATE_CHECKPOINT_INTERVAL_MS] / 1000
+        timeout = conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS]
+        if self.tasks and conf[TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS] and self.interval >= timeout:
+            msg = (
+                f"topology.state.checkpoint.interval.ms ({self.interval * 1000:g}) is not "
+                f"less than topology.message.timeout.secs ({timeout:g} s): a stateful bolt's "
+                f"inputs complete only at the checkpoint after them, so every tree would time "
+                f"out first. Lower the interval or raise the timeout"
+            )
+            raise InvalidTopologyError(msg)
         self.store = (
             open_store(conf[TOPOLOGY_STATE_PROVIDER], provider_config(conf), conf[TOPOLOGY_NAME])
             if self.tasks
@@ -71,7 +83,8 @@ class Checkpoints:
             conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS],
         )
         """The spout messages each commit completes; a restart skips them if they come again."""
-        for spout in runtime.spouts.values():
+        self.spouts = list(runtime.spouts.values())
+        for spout in self.spouts:
             spout.skip_committed(self.sources)
         self.phase = RUNNING
         self.commits = 0
@@ -83,6 +96,7 @@ class Checkpoints:
         """The last superstep in which a spout emitted (a drain must have seen it through)."""
         self._prepared: tuple[int, int] | None = None  # (txid, superstep of its prepare)
         self._failures: dict[int, int] = {}
+        self._timeouts = 0  # trees the spouts timed out, as last seen
         self._rollback = False
         self.dirty = False
         """Whether a spout emitted or a tick fired since the last checkpoint's prepare."""
@@ -120,8 +134,8 @@ class Checkpoints:
         """Take in a superstep's result: failures that call for a rollback, staged tasks."""
         if not self.enabled:
             return
-        if result.lost:
-            self._rollback = True
+        if result.lost:  # every task starts afresh: its failure counter from zero again
+            self._rollback, self._failures = True, {}
         for stats in result.stats:
             seen = self._failures.get(stats.task, 0)
             if stats.state_failures > seen:
@@ -132,6 +146,12 @@ class Checkpoints:
         """The checkpoint instructions to send in this step (before every other row)."""
         if not self.enabled:
             return []
+        timeouts = sum(s.stats.fail_reasons.get(TIMEOUT.kind, 0) for s in self.spouts)
+        if timeouts != self._timeouts:
+            # The acker keeps a tree a rotation longer than the spout (3 buckets to 2, as in
+            # Storm): a tree the spout timed out may still be ready there, and a checkpoint
+            # would commit the effect of a message its spout replays.
+            self._timeouts, self._rollback = timeouts, True
         if self._rollback:
             return self._roll_back(now)
         runtime = self.runtime
@@ -142,11 +162,10 @@ class Checkpoints:
             staged = [runtime.bolt_stats[t].prepared_txid == txid for t in self.tasks]
             if not all(staged):
                 return self._roll_back(now)
-            spouts = list(runtime.spouts.values())
-            self.store.mark_committed(txid, self.sources.commit(spouts, now))  # type: ignore[union-attr]
+            self.store.mark_committed(txid, self.sources.commit(self.spouts, now))  # type: ignore[union-attr]
             self.committed, self.phase, self._prepared = txid, RUNNING, None
             self.commits += 1
-            for spout in spouts:  # committed: nothing that follows may fail them now
+            for spout in self.spouts:  # committed: nothing that follows may fail them now
                 spout.ack_sealed(now)
             return self._to_all("commit", txid)
         if self.phase == RUNNING and now >= self.next_due and self.dirty:
@@ -156,7 +175,7 @@ class Checkpoints:
             self.phase, self._prepared = COMMITTING, (txid, runtime.superstep)
             self.dirty = False
             self.next_due = now + self.interval
-            for spout in runtime.spouts.values():
+            for spout in self.spouts:
                 spout.seal()
             return self._to_all("prepare", txid)
         return []

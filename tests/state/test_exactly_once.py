@@ -11,12 +11,14 @@ import time
 import uuid
 from typing import Any
 
-from sparkstorm import run
+import pytest
+
+from sparkstorm import InvalidTopologyError, run
 from sparkstorm.engines import make_engine
-from sparkstorm.runtime.clock import WallClock
+from sparkstorm.runtime.clock import SimulatedClock, WallClock
 from sparkstorm.runtime.superstep import TopologyRuntime
 from sparkstorm.state.stores import open_store
-from tests.state.topology import build, expected_counts, sentences
+from tests.state.topology import build, build_holding, expected_counts, sentences
 
 
 def committed_counts(provider: str, config: dict[str, Any], topology: str) -> dict[str, int]:
@@ -148,3 +150,34 @@ def test_a_superstep_lost_as_a_checkpoint_commits_does_not_count_twice(spark, tm
     assert any("lost" in e.message for e in result.errors if e.component == "__system")
     assert result.stats["sentences"]["acked"] == len(items)
     assert committed_counts(*provider, name) == expected_counts(items)
+
+
+def test_a_tree_the_spout_timed_out_is_not_committed_by_the_next_checkpoint(provider):
+    """The acker keeps a tree a rotation longer than the spout (as Storm's does).
+
+    Message timeout 2 s, simulated time. Every tree is ready (its counts held) within a
+    few supersteps, but ``hold`` keeps sentence 0's first attempt unready until 4.5 s, so
+    no checkpoint can drain before then. The spout times every first attempt out at 4 s
+    and replays it; the acker would expire them only at 6 s. Before the fix, the
+    checkpoint at 4.5 s committed the first attempts and then their replays: every word
+    counted twice. Now a spout's timeout rolls back.
+    """
+    items, name = sentences(30), f"timeout-{uuid.uuid4().hex[:8]}"
+    conf = conf_for(provider, **{"topology.message.timeout.secs": 2})
+    clock = SimulatedClock()
+    runtime = TopologyRuntime(name, build_holding(items, 9), conf, make_engine("local"), clock)
+    spout = runtime.spouts[runtime.plan.spout_tasks[0]]
+    for _ in range(300):  # 30 s of topology time, in steps of 0.1 s
+        runtime.step()
+        clock.advance(0.1)
+        if not spout.spout.queue and runtime.idle() and not runtime.pending_count():
+            break
+    assert spout.stats.fail_reasons.get("timeout", 0) > 0  # the scenario happened
+    assert spout.spout.acked == {number for number, _ in items}
+    assert committed_counts(*provider, name) == expected_counts(items)
+
+
+def test_a_checkpoint_interval_not_under_the_message_timeout_is_refused():
+    conf = {"topology.state.checkpoint.interval.ms": 30000, "topology.message.timeout.secs": 30}
+    with pytest.raises(InvalidTopologyError, match=r"interval.ms \(30000\) is not less than"):
+        run(build(sentences(1)), conf, engine="local")

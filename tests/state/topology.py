@@ -85,7 +85,11 @@ class Split(BasicBolt):
 
 
 class StatefulCount(StatefulBolt):
-    """Counts words in its KeyValueState; raises after counting on some first attempts."""
+    """Counts words in its KeyValueState; raises after counting on some first attempts
+    (unless not ``failing``)."""
+
+    def __init__(self, failing: bool = True) -> None:
+        self.failing = failing
 
     def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
         self.collector = collector
@@ -96,7 +100,7 @@ class StatefulCount(StatefulBolt):
     def execute(self, tup: Any) -> None:
         word, number, attempt = tup.values
         self.counts.put(word, self.counts.get(word, 0) + 1)
-        if number % 11 == 5 and attempt == 0:
+        if self.failing and number % 11 == 5 and attempt == 0:
             msg = "raised after counting: the rollback must undo the count"
             raise RuntimeError(msg)
         self.collector.emit([word, self.counts.get(word)], anchors=tup)
@@ -198,4 +202,42 @@ def build_windowed(items: list[tuple[int, str]], window: int = 7) -> Any:
     builder.set_bolt("count", StatefulCount(), 2).fields_grouping("split", Fields("word"))
     tally = WindowTally().with_tumbling_window(Count(window))
     builder.set_bolt("tally", tally).shuffle_grouping("sentences")
+    return builder.create_topology()
+
+
+class HoldFirstAttempt(Bolt):
+    """Holds the first attempt of sentence 0 unacked until its ``release``-th tick."""
+
+    def __init__(self, release: int) -> None:
+        self.release = release
+
+    def get_component_configuration(self) -> dict[str, Any]:
+        return {"topology.tick.tuple.freq.secs": 0.5}
+
+    def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
+        self.collector, self.ticks, self.held = collector, 0, None
+
+    def execute(self, tup: Any) -> None:
+        if tup.is_tick():
+            self.ticks += 1
+            if self.held is not None and self.ticks >= self.release:
+                self.collector.ack(self.held)
+                self.held = None
+        elif tup.values[0] == 0 and tup.values[2] == 0:
+            self.held = tup
+        else:
+            self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        pass
+
+
+def build_holding(items: list[tuple[int, str]], release: int) -> Any:
+    """:func:`build`, and beside it a bolt that holds one tree unready for a while."""
+    builder = TopologyBuilder()
+    builder.set_spout("sentences", ReplayingSpout(items))
+    builder.set_bolt("split", Split(failing=False), 2).shuffle_grouping("sentences")
+    count = StatefulCount(failing=False)
+    builder.set_bolt("count", count, 2).fields_grouping("split", Fields("word"))
+    builder.set_bolt("hold", HoldFirstAttempt(release)).shuffle_grouping("sentences")
     return builder.create_topology()
