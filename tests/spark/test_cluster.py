@@ -33,16 +33,11 @@ def run_job(*args: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def test_topology_runs_on_two_executor_jvms():
-    result = run_job("--timeout", "30")  # start-up supersteps are slow: no timeouts wanted
-    assert result["acked"] == list(range(MESSAGES))
-    assert result["failed"] == 0
-    assert result["driver_pid"] not in result["worker_pids"]
-    assert len(result["executor_pids_at_end"]) == 2
-
-
 def test_killed_executor_loses_nothing():
+    """Bolts run in two executor JVMs apart from the driver; one is killed mid-run."""
     result = run_job("--kill-after", "60")
+    assert result["driver_pid"] not in result["worker_pids"]
+    assert len(result["worker_pids"]) >= 2  # Python workers of both executors ran tasks
     assert result["killed"] > 0, "no executor JVM was found to kill"
     assert result["lost_supersteps"], "the kill did not cost a superstep"
     # every message ends acked: what the dead executor held timed out and was replayed

@@ -41,6 +41,11 @@ def conf_for(provider: tuple[str, dict[str, Any]], **extra: Any) -> dict[str, An
     }
 
 
+@pytest.mark.parametrize(
+    ("engine", "provider"),
+    [("local", "directory"), ("local", "redis"), ("spark", "redis")],  # Spark: ~30 s each
+    indirect=True,
+)
 def test_failures_roll_back_and_every_sentence_counts_once(engine, provider):
     items = sentences(200)
     name = f"exact-{uuid.uuid4().hex[:8]}"
