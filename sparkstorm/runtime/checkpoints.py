@@ -21,9 +21,9 @@ stateful bolts:
 A **rollback** follows any failure that may have left an effect of a failed tree in
 uncommitted state (a stateful bolt failed an input or raised; a tree failed or expired
 with held acks; a spout timed a tree out; a checkpoint could not be staged; a Spark
-superstep was lost): the rows
-in flight are dropped, every pending tree fails back to its spout with reason
-``rollback`` (not an attempt), and every stateful task returns to the last commit.
+superstep was lost): the rows in flight are dropped, every pending tree fails back to
+its spout with reason ``rollback`` (not an attempt), and every stateful task returns to
+the last commit.
 """
 
 from __future__ import annotations

@@ -6,10 +6,10 @@ many tuples (a count interval), on the bolt's tick (a duration interval, ticking
 that interval), or on event time when the watermark passes a window's end (windows end
 at multiples of the interval, or at every n-th event by timestamp for a count interval;
 the watermark is the smallest, over the input streams, of the greatest timestamp seen,
-minus the lag, advanced on each tick). After a window
-fires, the tuples that cannot be in any later one leave the buffer and are acked (Storm
-acks them at the next trigger; leaving earlier completes their trees a window sooner),
-and they are the next window's ``get_expired()``.
+minus the lag, advanced on each tick). After a window fires, the tuples that cannot be
+in any later one leave the buffer and are acked (Storm acks them at the next trigger;
+leaving earlier completes their trees a window sooner), and they are the next window's
+``get_expired()``.
 """
 
 from __future__ import annotations
@@ -345,17 +345,9 @@ class PersistentWindowExecutor(WindowedBoltExecutor):
 
     def empty_window_state(self) -> dict[str, Any]:
         """The window state of a task that has committed none (its first checkpoint)."""
-        return {
-            "buffer": [],
-            "expired": [],
-            "fresh": [],
-            "arrived": 0,
-            "stream_max": {},
-            "watermark": -math.inf,
-            "last_end": None,
-            "passed": 0,
-            "late": self.late,
-        }
+        empty = WindowedBoltExecutor(self.delegate).window_state()
+        empty["late"] = self.late  # a counter of the run, not of the windows
+        return empty
 
 
 def check_windowed(
