@@ -44,7 +44,11 @@ REASON_HEADER = "X-Sparkstorm-Last-Failure"
 CONNECT_SECS = 5.0
 RETRY_SECS = 5.0
 RETRY_WAIT_SECS = 1.0
-FETCH_SECS = 0.5
+FETCH_SECS = 0.1
+"""How long one fetch waits on the server. nats-py returns a fetch that got fewer than
+its batch only at this deadline, so it bounds how long delivered messages sit unseen:
+it must stay well under ``sparkstorm.idle.grace.secs`` (0.5 s), or an until-idle run
+ends while the next messages are on their way (at 0.5 s it did, once in CI)."""
 NATS_SCHEMES = ("nats", "tls", "ws", "wss")
 
 
@@ -309,16 +313,27 @@ class NatsJetStreamSpout(Spout):
             await self.client.close()
 
     def close(self) -> None:
-        """Stop fetching, return what was fetched and not emitted, close the client.
+        """Stop fetching, return every message held without an outcome, close the client.
 
-        Acks and naks still on their way are finished first.
+        That is what was fetched and not emitted, and what was emitted and neither acked
+        nor failed (a run aborted, or a tree whose outcome never reached the spout): the
+        server would hold those for ``ack_wait`` (three message timeouts) before another
+        consumer could have them, where RabbitMQ requeues a closed channel's unacked
+        messages at once. Acks and naks still on their way are finished first.
         """
         self.running = False
         if self.connected:
             asyncio.run_coroutine_threadsafe(self._finish_fetch(), self.loop).result(
                 2 * CONNECT_SECS
             )
-            for msg in self.buffer:
+            held, self.in_flight = list(self.in_flight.values()), {}
+            if held:
+                log.warning(
+                    "NatsJetStreamSpout: %d message(s) had no outcome at close; returned "
+                    "to the stream for redelivery",
+                    len(held),
+                )
+            for msg in [*self.buffer, *held]:
                 self._send(msg.nak())
             for future in list(self.sent):
                 try:

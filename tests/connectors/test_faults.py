@@ -112,6 +112,9 @@ def test_a_graceful_stop_then_a_run_until_idle_write_every_id_once(broker, engin
         max_retries=1,
     )
     assert second.wait() == 0, second.output()
+    missing = sorted(set(range(MESSAGES)) - set(writes(broker)))
+    logs = f"first run:\n{first.output()[-3000:]}\nsecond run:\n{second.output()[-3000:]}"
+    assert not missing, f"ids never written: {missing}\n{logs}"
     assert writes(broker) == dict.fromkeys(range(MESSAGES), 1)  # every id, exactly once
     assert broker.remaining() == 0  # drained, nothing left unacked
     assert broker.dead_letters() == []

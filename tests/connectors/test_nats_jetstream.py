@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 
 import nats
 import pytest
 
 from sparkstorm import Bolt, Config, Fields, TopologyBuilder, run
+from sparkstorm.config import resolve
 from sparkstorm.connectors.nats_jetstream import (
     ATTEMPTS_HEADER,
     REASON_HEADER,
@@ -135,3 +137,46 @@ def test_an_unreachable_server_is_an_error_naming_where(names):
     (error, *_) = result.errors
     assert "NatsJetStreamSpout cannot consume" in error.message
     assert "nats://127.0.0.1:4299: ConnectionRefusedError" in error.message
+
+
+class _Collector:
+    def __init__(self):
+        self.ids = []
+
+    def emit(self, values, stream="default", msg_id=None):
+        self.ids.append(msg_id)
+
+    def report_error(self, error):
+        raise AssertionError(error)
+
+
+class _Context:
+    def get_this_component_id(self):
+        return "messages"
+
+    def get_this_task_id(self):
+        return 1
+
+
+def _emit_all(spout, count, secs):
+    collector = _Collector()
+    spout.open(resolve({Config.TOPOLOGY_MESSAGE_TIMEOUT_SECS: 30}), _Context(), collector)
+    deadline = time.monotonic() + secs
+    while len(collector.ids) < count and time.monotonic() < deadline:
+        spout.next_tuple()
+        time.sleep(0.001)
+    return collector.ids
+
+
+def test_a_closed_spout_returns_what_it_emitted_without_an_outcome_at_once(names):
+    """Not after ``ack_wait`` (90 s here): the next consumer gets them within seconds."""
+    publish(names, [b"a", b"b", b"c"])
+    first = NatsJetStreamSpout(URL, names, f"{names}.in.>", "sparkstorm")
+    held = _emit_all(first, 3, secs=10)
+    assert len(held) == 3
+    first.close()  # no ack, no fail: as when a run is aborted
+    second = NatsJetStreamSpout(URL, names, f"{names}.in.>", "sparkstorm")
+    try:
+        assert sorted(_emit_all(second, 3, secs=5)) == sorted(held)
+    finally:
+        second.close()
