@@ -18,22 +18,25 @@ Stores:
   snapshot on Spark). For tests; lost with a driver or an executor.
 - ``redis``: a hash per task, ``{prefix}:{topology}:{component}:{task}``; staged
   changes in ``...:staged:{txid}``; a commit is one MULTI/EXEC transaction.
-- ``directory``: a directory per task holding a full ``base-{txid}`` and the
-  ``delta-{txid}`` files after it, each written to a temporary name and renamed; the
-  marker is a ``COMMITTED`` file, renamed into place. A base is rewritten only when the
-  deltas since the last one outweigh it, so a checkpoint costs what changed.
+- ``directory``: a local path or a URI (``file://``, ``hdfs://``, ...) opened with
+  ``pyarrow.fs``; a directory per task holding a full ``base-{txid}`` and the
+  ``delta-{txid}`` files after it; the marker is a ``COMMITTED-{txid}`` file. A base is
+  rewritten only when the deltas since the last one outweigh it, so a checkpoint costs
+  what changed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pickle
-import tempfile
+import uuid
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlparse
+
+from pyarrow.fs import FileSelector, FileSystem, LocalFileSystem
 
 from sparkstorm.topology.shared_resources import shared_resource
 
@@ -279,96 +282,148 @@ class RedisStore:
 
 
 class DirectoryStore:
-    """State in a directory: per task a base file and delta files, renamed into place."""
+    """State in a directory on any file system pyarrow opens: base and delta files per task.
+
+    Every file is written under a temporary name and moved to a name nothing else uses,
+    so a reader sees a whole file or none on a local disk and on HDFS, whose rename never
+    replaces an existing file; the marker is a new ``COMMITTED-{txid}`` file each time.
+    """
 
     durable = True
 
-    def __init__(self, config: dict[str, Any], topology: str) -> None:
+    def __init__(
+        self, config: dict[str, Any], topology: str, filesystem: FileSystem | None = None
+    ) -> None:
         path = config.get("path")
         if not path:
             msg = (
                 "the 'directory' state provider needs a path: set "
-                'topology.state.provider.config to {"path": "/some/dir"}'
+                'topology.state.provider.config to {"path": "/some/dir"} (or a URI such as '
+                '"hdfs://namenode:8020/some/dir")'
             )
             raise ValueError(msg)
-        parsed = urlparse(str(path))
-        if parsed.scheme not in ("", "file"):
-            msg = f"the 'directory' state provider takes a local path or file:// URI, not {path!r}"
-            raise ValueError(msg)
-        self.root = Path(parsed.path if parsed.scheme else path) / topology
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.fs, root = (filesystem, str(path)) if filesystem else _open_filesystem(str(path))
+        self.root = f"{root.rstrip('/')}/{topology}"
+        self.fs.create_dir(self.root)
+        self._sync = isinstance(self.fs, LocalFileSystem)
+
+    def _markers(self) -> dict[int, str]:
+        return self._files(self.root, "COMMITTED")
+
+    def _marker(self) -> dict[str, Any]:
+        markers = self._markers()
+        if not markers:
+            return {"txid": -1, "sources": {}}
+        marker: dict[str, Any] = json.loads(self._read(markers[max(markers)]))
+        return marker
 
     def committed_txid(self) -> int:
         """The last committed checkpoint (-1 before the first)."""
-        try:
-            return int(json.loads((self.root / "COMMITTED").read_text())["txid"])
-        except FileNotFoundError:
-            return -1
+        return int(self._marker()["txid"])
 
     def mark_committed(self, txid: int, sources: Sources | None = None) -> None:
-        """Commit ``txid`` for the topology: the marker file, with its sources, renamed in."""
+        """Commit ``txid`` for the topology: a new marker file, with its sources."""
         marker = {"txid": txid, "sources": sources or {}}
-        _write_atomically(self.root / "COMMITTED", json.dumps(marker).encode())
+        self._write(f"{self.root}/COMMITTED-{txid}", json.dumps(marker).encode())
+        for older, file in self._markers().items():
+            if older < txid:
+                self._delete(file)
 
     def committed_sources(self) -> Sources:
         """The sources recorded with the last commit."""
-        try:
-            sources: Sources = json.loads((self.root / "COMMITTED").read_text()).get("sources", {})
-        except FileNotFoundError:
-            return {}
+        sources: Sources = self._marker().get("sources", {})
         return sources
 
-    def _dir(self, task: str) -> Path:
-        path = self.root / task.replace(":", os.sep)
-        path.mkdir(parents=True, exist_ok=True)
+    def _dir(self, task: str) -> str:
+        path = f"{self.root}/{task.replace(':', '/')}"
+        self.fs.create_dir(path)
         return path
 
-    @staticmethod
-    def _files(path: Path, kind: str) -> dict[int, Path]:
-        return {int(p.name.split("-")[1]): p for p in path.glob(f"{kind}-*") if p.name[-1] != "~"}
+    def _files(self, path: str, kind: str) -> dict[int, str]:
+        found = self.fs.get_file_info(FileSelector(path, allow_not_found=True))
+        return {
+            int(info.base_name.split("-")[1]): info.path
+            for info in found
+            if info.base_name.startswith(f"{kind}-") and not info.base_name.endswith("~")
+        }
+
+    def _sizes(self, files: list[str]) -> int:
+        return sum(info.size or 0 for info in self.fs.get_file_info(files))
 
     def load(self, task: str) -> tuple[int, dict[Any, Any]]:
         """The task's committed (txid, data), rolled forward to the marker."""
         path, marker = self._dir(task), self.committed_txid()
-        bases = [t for t in self._files(path, "base") if t <= marker]
+        bases = {t: f for t, f in self._files(path, "base").items() if t <= marker}
         txid = max(bases, default=-1)
-        data: dict[Any, Any] = pickle.loads((path / f"base-{txid}").read_bytes()) if bases else {}
+        data: dict[Any, Any] = pickle.loads(self._read(bases[txid])) if bases else {}
         for later, file in sorted(self._files(path, "delta").items()):
             if txid < later <= marker:
-                apply(data, pickle.loads(file.read_bytes()))
+                apply(data, pickle.loads(self._read(file)))
                 txid = later
         return txid, data
 
     def stage(self, task: str, txid: int, changes: Changes) -> None:
         """Keep ``changes`` under ``txid`` until the marker reaches it."""
-        _write_atomically(self._dir(task) / f"delta-{txid}", pickle.dumps(changes, protocol=5))
+        file = f"{self._dir(task)}/delta-{txid}"
+        self._delete(file)  # what a crashed run staged under this id, above the marker
+        self._write(file, pickle.dumps(changes, protocol=5))
 
     def commit(
         self, task: str, txid: int, changes: Changes, data: Callable[[], dict[Any, Any]]
     ) -> None:
         """Nothing to fold (the marker decided); rewrite the base when deltas outweigh it."""
         path = self._dir(task)
-        bases = self._files(path, "base")
+        bases, deltas = self._files(path, "base"), self._files(path, "delta")
         newest = max(bases, default=-1)
-        base = bases[newest].stat().st_size if bases else 0
-        deltas = sum(f.stat().st_size for t, f in self._files(path, "delta").items() if t > newest)
-        if deltas <= max(base, 1 << 20):
+        base = self._sizes([bases[newest]]) if bases else 0
+        since = self._sizes([f for t, f in deltas.items() if t > newest])
+        if since <= max(base, 1 << 20) or txid in bases:  # a base once written is never replaced
             return
-        _write_atomically(path / f"base-{txid}", pickle.dumps(data(), protocol=5))
-        for kind, files in (("base", bases), ("delta", self._files(path, "delta"))):
+        self._write(f"{path}/base-{txid}", pickle.dumps(data(), protocol=5))
+        for kind, files in (("base", bases), ("delta", deltas)):
             for older, file in files.items():
                 if older < txid or (kind == "delta" and older == txid):
-                    file.unlink(missing_ok=True)
+                    self._delete(file)
+
+    def _read(self, path: str) -> bytes:
+        with self.fs.open_input_stream(path) as stream:
+            data: bytes = stream.read()
+        return data
+
+    def _write(self, path: str, data: bytes) -> None:
+        """Write ``path`` whole or not at all: a temporary file, moved to a name not in use."""
+        tmp = f"{path}.{uuid.uuid4().hex}~"
+        try:
+            with self.fs.open_output_stream(tmp) as stream:
+                stream.write(data)
+            if self._sync:  # survive a power cut too, not only a crashed process
+                descriptor = os.open(tmp, os.O_RDONLY)
+                try:
+                    os.fsync(descriptor)
+                finally:
+                    os.close(descriptor)
+            self.fs.move(tmp, path)
+        except BaseException:
+            self._delete(tmp)
+            raise
+
+    def _delete(self, path: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.delete_file(path)
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix="~")
+def _open_filesystem(path: str) -> tuple[FileSystem, str]:
+    """The file system and the path in it that ``path`` (a local path or a URI) names."""
+    if not urlparse(path).scheme:
+        return LocalFileSystem(), os.path.abspath(path)
     try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        filesystem, inside = FileSystem.from_uri(path)
+    except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError
+        reason = str(error).splitlines()[0]
+        msg = (
+            f"the 'directory' state provider cannot open {path!r}: {reason}. Use a local "
+            "path, or a URI pyarrow.fs opens (file://, hdfs:// with libhdfs and the Hadoop "
+            "CLASSPATH set, s3://, gs://, abfs://)"
+        )
+        raise ValueError(msg) from error
+    return filesystem, str(inside)

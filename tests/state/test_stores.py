@@ -7,9 +7,10 @@ import uuid
 from typing import Any
 
 import pytest
+from pyarrow.fs import FileSelector, _MockFileSystem
 
 from sparkstorm.state.key_value import KeyValueState
-from sparkstorm.state.stores import DELETED, open_store, provider_name
+from sparkstorm.state.stores import DELETED, DirectoryStore, open_store, provider_name
 
 
 def fresh(provider: tuple[str, dict[str, Any]]) -> tuple[str, dict[str, Any], str]:
@@ -159,3 +160,48 @@ def test_storms_provider_names_are_accepted(given, name):
 def test_an_unknown_provider_is_an_error_listing_the_known_ones():
     with pytest.raises(ValueError, match=r"memory.*redis.*directory"):
         provider_name("hbase")
+
+
+def checkpoint(store: DirectoryStore, txid: int, changes: dict[Any, Any]) -> None:
+    """One whole checkpoint of task ``c:1``, as a stateful bolt and the driver run it."""
+    store.stage("c:1", txid, changes)
+    store.mark_committed(txid, {"spout": [txid]})
+    store.commit("c:1", txid, changes, lambda: store.load("c:1")[1])
+
+
+def test_the_directory_store_works_through_a_file_system_that_is_not_local():
+    # pyarrow's in-memory file system stands in for HDFS: no os call may reach the path
+    store = DirectoryStore({"path": "bucket/state"}, "t", filesystem=_MockFileSystem())
+    for txid in range(12):
+        checkpoint(store, txid, {txid % 2: "x" * 300_000})  # deltas soon outweigh the base
+    store.stage("c:1", 12, {0: "uncommitted"})
+    assert store.load("c:1") == (11, {0: "x" * 300_000, 1: "x" * 300_000})
+    assert store.committed_sources() == {"spout": [11]}
+    names = {i.base_name for i in store.fs.get_file_info(FileSelector("bucket", recursive=True))}
+    assert sorted(n for n in names if n.startswith("COMMITTED")) == ["COMMITTED-11"]
+    assert any(n.startswith("base-") for n in names), names
+
+
+def test_the_directory_store_ignores_what_a_crashed_write_left_behind(tmp_path):
+    store = DirectoryStore({"path": str(tmp_path)}, "t")
+    checkpoint(store, 0, {"a": 1})
+    (tmp_path / "t" / "COMMITTED-5.1f2e~").write_text('{"txid": 5, "sources": {}}')
+    (tmp_path / "t" / "c" / "1" / "delta-1.9a0b~").write_bytes(b"half a pick")
+    assert store.committed_txid() == 0
+    assert store.load("c:1") == (0, {"a": 1})
+    checkpoint(store, 1, {"a": 2})
+    assert store.load("c:1") == (1, {"a": 2})
+
+
+def test_the_directory_store_takes_a_relative_path_as_the_directory_it_names(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    checkpoint(DirectoryStore({"path": "state"}, "t"), 0, {"a": 1})
+    monkeypatch.chdir("/")
+    assert DirectoryStore({"path": str(tmp_path / "state")}, "t").load("c:1") == (0, {"a": 1})
+
+
+def test_a_uri_the_directory_store_cannot_open_is_a_clear_error():
+    with pytest.raises(
+        ValueError, match=r"'directory' state provider cannot open 'nope://x/y'.*hdfs://"
+    ):
+        DirectoryStore({"path": "nope://x/y"}, "t")
