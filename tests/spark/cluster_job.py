@@ -1,7 +1,9 @@
-"""A topology run on ``local-cluster[2,1,1024]`` (two executor JVMs), optionally killing one.
+"""Topology runs on ``local-cluster[2,1,1024]`` (two executor JVMs), optionally killing one.
 
 Run as a script by tests/spark/test_cluster.py (one SparkContext per process); prints one
-JSON line with what happened.
+JSON line with what happened in each run. The stateful run follows the plain one on the
+same cluster (Spark has replaced the killed executor by then): a cluster costs ~20 s to
+start.
 """
 
 from __future__ import annotations
@@ -36,22 +38,38 @@ def main() -> None:
     parser.add_argument("--kill-after", type=int, default=0, help="kill an executor after N acks")
     parser.add_argument("--deadline", type=float, default=150)
     parser.add_argument("--timeout", type=int, default=4, help="message timeout, seconds")
-    parser.add_argument("--state-prefix", help="the sink counts ids in Redis state (this prefix)")
+    parser.add_argument(
+        "--state-prefix",
+        help="then run again with a sink counting ids in Redis state (this prefix), "
+        "on the same cluster, killing another executor",
+    )
+    parser.add_argument("--state-timeout", type=int, default=8, help="its message timeout")
     args = parser.parse_args()
     spark = create_session("local-cluster[2,1,1024]", {"spark.task.maxFailures": "4"}, ui=False)
     spark.sparkContext.setLogLevel("ERROR")
+    results = {"plain": run(spark, args, None, args.timeout)}
+    if args.state_prefix is not None:
+        results["stateful"] = run(spark, args, args.state_prefix, args.state_timeout)
+    print(json.dumps(results))
+    spark.stop()
+    sys.stdout.flush()
+
+
+def run(spark, args: argparse.Namespace, state_prefix: str | None, timeout: int) -> dict:
+    """One topology run to the end, killing an executor after ``--kill-after`` acks."""
+    REGISTRY.update(acked=set(), failed=0, reasons={})
     builder = TopologyBuilder()
     builder.set_spout("source", ReplayingSpout(args.messages))
     builder.set_bolt("work", SlowIdentity(), 2).shuffle_grouping("source")
-    stateful = args.state_prefix is not None
+    stateful = state_prefix is not None
     builder.set_bolt("sink", CountIds() if stateful else Ack(), 2).shuffle_grouping("work")
     conf = Config()
-    state_config = {"url": "redis://127.0.0.1:6379/0", "key_prefix": args.state_prefix}
+    state_config = {"url": "redis://127.0.0.1:6379/0", "key_prefix": state_prefix}
     if stateful:
         conf["topology.state.provider"] = "redis"
         conf["topology.state.provider.config"] = state_config
         conf["topology.state.checkpoint.interval.ms"] = 500
-    conf.set_message_timeout_secs(args.timeout)
+    conf.set_message_timeout_secs(timeout)
     conf.set_max_spout_pending(40)
     conf[Config.SPARKSTORM_SPOUT_BATCH] = 40
     engine = SparkEngine(spark=spark)
@@ -76,24 +94,18 @@ def main() -> None:
         store = open_store("redis", state_config, "cluster")
         for task in runtime.plan.component_tasks("sink"):
             counts.update(store.load(f"sink:{task}")[1])
-    print(
-        json.dumps(
-            {
-                "acked": sorted(REGISTRY["acked"]),
-                "failed": REGISTRY["failed"],
-                "reasons": REGISTRY["reasons"],
-                "killed": killed,
-                "executor_pids_at_end": executor_pids(),
-                "driver_pid": os.getpid(),
-                "worker_pids": sorted(engine.worker_pids),
-                "lost_supersteps": [e.message for e in runtime.errors if e.component == "__system"],
-                "seconds": round(time.monotonic() - started, 1),
-                "committed_counts": {str(k): v for k, v in sorted(counts.items())},
-            }
-        )
-    )
-    spark.stop()
-    sys.stdout.flush()
+    return {
+        "acked": sorted(REGISTRY["acked"]),
+        "failed": REGISTRY["failed"],
+        "reasons": REGISTRY["reasons"],
+        "killed": killed,
+        "executor_pids_at_end": executor_pids(),
+        "driver_pid": os.getpid(),
+        "worker_pids": sorted(engine.worker_pids),
+        "lost_supersteps": [e.message for e in runtime.errors if e.component == "__system"],
+        "seconds": round(time.monotonic() - started, 1),
+        "committed_counts": {str(k): v for k, v in sorted(counts.items())},
+    }
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Beyond one process: executor JVMs apart from the driver, and one of them killed mid-run.
 
-Each test runs tests/spark/cluster_job.py in a subprocess: a process holds one
+The test runs tests/spark/cluster_job.py in a subprocess: a process holds one
 SparkContext, and the suite's shared one is ``local[2]``.
 """
 
@@ -33,9 +33,12 @@ def run_job(*args: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def test_killed_executor_loses_nothing():
-    """Bolts run in two executor JVMs apart from the driver; one is killed mid-run."""
-    result = run_job("--kill-after", "60")
+def test_killed_executors_lose_nothing_and_stateful_bolts_count_each_message_once(redis_prefix):
+    """Bolts run in two executor JVMs apart from the driver; one is killed mid-run. Then,
+    on the same cluster, a sink counts ids in Redis state, and another executor is killed:
+    after it, each id is counted exactly once."""
+    runs = run_job("--kill-after", "60", "--state-prefix", redis_prefix)
+    result = runs["plain"]
     assert result["driver_pid"] not in result["worker_pids"]
     assert len(result["worker_pids"]) >= 2  # Python workers of both executors ran tasks
     assert result["killed"] > 0, "no executor JVM was found to kill"
@@ -46,11 +49,9 @@ def test_killed_executor_loses_nothing():
     assert set(result["reasons"]) <= {"timeout"}
     assert result["killed"] not in result["executor_pids_at_end"]
 
-
-def test_killed_executor_rolls_stateful_bolts_back_and_counts_each_message_once(redis_prefix):
-    """The sink counts ids in Redis state: after the kill, each id is counted exactly once."""
-    result = run_job("--kill-after", "60", "--state-prefix", redis_prefix, "--timeout", "8")
+    result = runs["stateful"]
     assert result["killed"] > 0, "no executor JVM was found to kill"
+    assert result["killed"] != runs["plain"]["killed"]
     assert result["lost_supersteps"], "the kill did not cost a superstep"
     assert result["acked"] == list(range(MESSAGES))
     assert result["reasons"].get("rollback", 0) > 0  # the lost superstep rolled back at once
