@@ -11,13 +11,13 @@ effect must not be committed: the task does not stage and the driver rolls back.
 
 from __future__ import annotations
 
-import pickle
 import time
 from typing import Any
 
 from sparkstorm._types import FailReason
 from sparkstorm.config import TOPOLOGY_NAME, TOPOLOGY_STATE_PROVIDER, provider_config
 from sparkstorm.reliability.collectors import OutputCollector
+from sparkstorm.reliability.debug import DebugOutputCollector
 from sparkstorm.reliability.streams import ACKER_HOLD_STREAM_ID, CHECKPOINT_STREAM_ID
 from sparkstorm.runtime.metrics import TaskStats
 from sparkstorm.runtime.windowed import PersistentWindowExecutor
@@ -25,9 +25,6 @@ from sparkstorm.state.key_value import KeyValueState
 from sparkstorm.topology.components import Bolt
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.tuple import SYSTEM_COMPONENT_ID, Tuple
-
-_WINDOWS_KEY = "windows"
-"""The key of a stateful windowed task's saved windows, in its second state."""
 
 
 class StatefulOutputCollector(OutputCollector):
@@ -61,6 +58,10 @@ class StatefulOutputCollector(OutputCollector):
         super()._fail(tup, reason)
 
 
+class DebugStatefulOutputCollector(DebugOutputCollector, StatefulOutputCollector):
+    """A stateful bolt's collector with ``topology.debug`` on."""
+
+
 class StatefulBoltExecutor(Bolt):
     """Runs a stateful bolt (``delegate``), whose hooks ``user`` has."""
 
@@ -68,10 +69,14 @@ class StatefulBoltExecutor(Bolt):
         self.delegate = delegate
         self.user = user
         self.state: KeyValueState | None = None
-        self.windows: KeyValueState | None = None
-        """A stateful windowed bolt's saved windows (its task's second state)."""
         self.prepared_txid = -1
         self.checkpoint_keys = 0
+
+    @property
+    def windows(self) -> KeyValueState | None:
+        """A stateful windowed bolt's windows (its task's second state), else None."""
+        delegate = self.delegate
+        return delegate.kv if isinstance(delegate, PersistentWindowExecutor) else None
 
     def prepare(
         self, conf: dict[str, Any], context: TopologyContext, collector: OutputCollector
@@ -84,18 +89,8 @@ class StatefulBoltExecutor(Bolt):
         where = (conf[TOPOLOGY_STATE_PROVIDER], provider_config(conf), conf[TOPOLOGY_NAME])
         self.state = KeyValueState(*where, task)
         if isinstance(self.delegate, PersistentWindowExecutor):
-            self.windows = KeyValueState(*where, f"{task}:windows")
-            self._restore_windows()
+            self.delegate.restore_windows(KeyValueState(*where, f"{task}:windows"))
         self.user.init_state(self.state)
-
-    def _restore_windows(self) -> None:
-        """Lay the committed windows over the window manager (none yet: empty windows)."""
-        assert self.windows is not None and isinstance(self.delegate, PersistentWindowExecutor)
-        saved = self.windows.get(_WINDOWS_KEY)
-        delegate = self.delegate
-        delegate.restore_window_state(
-            pickle.loads(saved) if saved is not None else delegate.empty_window_state()
-        )
 
     def execute(self, tup: Tuple) -> None:
         """Execute an input, or carry out a checkpoint instruction from the driver."""
@@ -118,9 +113,8 @@ class StatefulBoltExecutor(Bolt):
                 return
             try:
                 self.user.pre_prepare(txid)
-                if self.windows is not None:  # a copy: the windows go on changing
-                    window = pickle.dumps(self.delegate.window_state(), protocol=5)  # type: ignore[attr-defined]
-                    self.windows.put(_WINDOWS_KEY, window)
+                if self.windows is not None:  # the tuples that came and went, the clocks
+                    self.delegate.save_windows()  # type: ignore[attr-defined]
                     self.checkpoint_keys += self.windows.prepare(txid)
                 self.checkpoint_keys += state.prepare(txid)
             except Exception as exc:
@@ -138,7 +132,7 @@ class StatefulBoltExecutor(Bolt):
                 kv.commit(txid)  # staged and committed, not yet folded in (a commit failed)
                 kv.rollback()
             if self.windows is not None:
-                self._restore_windows()
+                self.delegate.restore_windows(self.windows)  # type: ignore[attr-defined]
             collector.rolled_back_at, collector.unacked = time.time(), 0
             self.prepared_txid = -1
         # "stop" (the topology stops): a stateful window's tuples are in its state

@@ -19,7 +19,11 @@ from sparkstorm.reliability.collectors import BasicOutputCollector
 from sparkstorm.runtime.metrics import TaskStats
 from sparkstorm.runtime.stateful import StatefulBoltExecutor
 from sparkstorm.runtime.task_runner import BasicBoltExecutor, BoltTask
-from sparkstorm.runtime.windowed import WindowedBoltExecutor, WindowedOutputCollector
+from sparkstorm.runtime.windowed import (
+    PersistentWindowExecutor,
+    WindowedBoltExecutor,
+    WindowedOutputCollector,
+)
 from sparkstorm.state.key_value import KeyValueState
 from sparkstorm.topology.shared_resources import is_shared
 
@@ -122,7 +126,9 @@ def restore(task: BoltTask, data: bytes) -> None:
         for new, old in ((kv, executor.state), (windows, executor.windows)):
             if isinstance(new, KeyValueState) and isinstance(old, KeyValueState):
                 new.adopt(old)  # this instance's committed data, when still current
-        executor.state, executor.windows = kv, windows
+        executor.state = kv
+        if isinstance(executor.delegate, PersistentWindowExecutor):
+            executor.delegate.kv = windows  # before the windows are rebuilt from it
         executor.collector.unacked, executor.collector.rolled_back_at = unacked, rolled_back_at
         executor.restore_counters(stats)
         executor = executor.delegate

@@ -15,7 +15,7 @@ leaving earlier completes their trees a window sooner), and they are the next wi
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sparkstorm._types import SHUTDOWN, FailReason
 from sparkstorm.config import (
@@ -32,6 +32,9 @@ from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import DEFAULT_STREAM_ID
 from sparkstorm.topology.tuple import SYSTEM_COMPONENT_ID, Tuple
 from sparkstorm.topology.windowing import Count, Duration, TupleWindow, WindowedBolt
+
+if TYPE_CHECKING:
+    from sparkstorm.state.key_value import KeyValueState
 
 
 class WindowedOutputCollector:
@@ -282,6 +285,9 @@ class WindowedBoltExecutor(Bolt):
         if n <= 0:
             return
         gone, self.buffer = self.buffer[:n], self.buffer[n:]
+        if self.fresh:  # dropped before any window held them: new in none
+            ids = {id(t) for _, t in gone}
+            self.fresh = [t for t in self.fresh if id(t) not in ids]
         for _, tup in gone:
             self._release(tup)
             self.expired.append(tup)
@@ -321,18 +327,43 @@ class WindowedBoltExecutor(Bolt):
 class PersistentWindowExecutor(WindowedBoltExecutor):
     """The window manager of a :class:`StatefulWindowedBolt`: its windows are state.
 
-    An input is acked (its ack held until a commit) as it enters the buffer; the buffer
-    and the clocks are saved with each checkpoint (``StatefulBoltExecutor`` stages
-    :meth:`window_state` beside the user's state) and restored on a rollback. So a tuple
-    leaving a window needs no ack, a stop fails nothing (the windows are in the
-    state), emits are not anchored, and an exception in ``execute`` rolls back.
+    An input is acked (its ack held until a commit) as it enters the buffer, and is put
+    in the task's window state (``kv``, a :class:`KeyValueState` the
+    ``StatefulBoltExecutor`` checkpoints beside the user's) under a sequence number; it
+    is deleted from there once it is neither in the buffer nor among the next window's
+    expired tuples. So a checkpoint writes the tuples that came and went since the last
+    one, plus the clocks (:meth:`window_state`, under ``"meta"``), not the windows whole;
+    a rollback rebuilds the windows from the committed tuples. A tuple leaving a window
+    needs no ack, a stop fails nothing (the windows are in the state), emits are not
+    anchored, and an exception in ``execute`` rolls back.
     """
 
     anchors_to_window = False
+    META_KEY = "meta"
+    CLOCKS = ("arrived", "stream_max", "watermark", "last_end", "passed", "late")
+
+    def __init__(self, delegate: WindowedBolt) -> None:
+        super().__init__(delegate)
+        self.kv: KeyValueState | None = None
+        self.next_seq = 0
+        self.seq_of: dict[int, int] = {}
+        """``id(tuple)`` -> its key in ``kv``, for the tuples in the buffer or expired."""
 
     def _add(self, ts: float, tup: Tuple) -> None:
         super()._add(ts, tup)
+        assert self.kv is not None, "restore_windows(kv) comes first"
+        seq, self.next_seq = self.next_seq, self.next_seq + 1
+        self.seq_of[id(tup)] = seq
+        self.kv.put(seq, (ts, tup))
         self.collector.ack(tup)
+
+    def _fire(self, window: list[Tuple], start: float | None, end: float) -> None:
+        expired = self.expired
+        super()._fire(window, start, end)
+        if self.expired is not expired:  # given as this window's expired: gone for good
+            assert self.kv is not None
+            for tup in expired:
+                self.kv.delete(self.seq_of.pop(id(tup)))
 
     def _release(self, tup: Tuple) -> None:
         pass  # acked as it arrived
@@ -343,11 +374,63 @@ class PersistentWindowExecutor(WindowedBoltExecutor):
     def _fail_window(self, window: list[Tuple], exc: Exception) -> None:
         self.collector.state_failures += 1  # type: ignore[attr-defined]
 
-    def empty_window_state(self) -> dict[str, Any]:
-        """The window state of a task that has committed none (its first checkpoint)."""
-        empty = WindowedBoltExecutor(self.delegate).window_state()
-        empty["late"] = self.late  # a counter of the run, not of the windows
-        return empty
+    def window_state(self) -> dict[str, Any]:
+        """The clocks and which tuples are fresh and expired: the tuples are in ``kv``."""
+        state = {name: getattr(self, name) for name in self.CLOCKS}
+        state["stream_max"] = dict(self.stream_max)  # a copy: it goes on changing
+        state["next_seq"] = self.next_seq
+        state["fresh"] = _runs([self.seq_of[id(t)] for t in self.fresh])
+        state["expired"] = _runs([self.seq_of[id(t)] for t in self.expired])
+        return state
+
+    def restore_window_state(self, state: dict[str, Any]) -> None:
+        """Continue from :meth:`window_state`, the tuples read from ``kv`` (set first)."""
+        assert self.kv is not None, "set kv before restoring the windows"
+        entries = {key: value for key, value in self.kv.items() if isinstance(key, int)}
+        for name in self.CLOCKS:
+            setattr(self, name, state[name])
+        self.stream_max = dict(state["stream_max"])
+        self.next_seq = state["next_seq"]
+        expired = _expand(state["expired"])
+        live = set(entries).difference(expired)
+        # the order the buffer had: arrival, or (event time) the stable sort by timestamp
+        order = (
+            sorted(live) if self.field is None else sorted(live, key=lambda s: (entries[s][0], s))
+        )
+        self.buffer = [entries[s] for s in order]
+        self.expired = [entries[s][1] for s in expired]
+        self.fresh = [entries[s][1] for s in _expand(state["fresh"]) if s in live]
+        self.seq_of = {id(tup): seq for seq, (_, tup) in entries.items()}
+
+    def save_windows(self) -> None:
+        """Put the clocks in ``kv`` beside the tuples: the window state is whole there."""
+        assert self.kv is not None
+        self.kv.put(self.META_KEY, self.window_state())
+
+    def restore_windows(self, kv: KeyValueState) -> None:
+        """Rebuild the windows from ``kv``'s last commit (none yet: empty windows)."""
+        self.kv = kv
+        state = kv.get(self.META_KEY)
+        if state is None:  # nothing committed: empty windows, the run's late count kept
+            empty = WindowedBoltExecutor(self.delegate)
+            state = {name: getattr(empty, name) for name in self.CLOCKS}
+            state.update(late=self.late, next_seq=0, fresh=[], expired=[])
+        self.restore_window_state(state)
+
+
+def _runs(seqs: list[int]) -> list[tuple[int, int]]:
+    """``seqs`` as runs of consecutive numbers ``(first, last)``, in their order."""
+    runs: list[tuple[int, int]] = []
+    for seq in seqs:
+        if runs and runs[-1][1] + 1 == seq:
+            runs[-1] = (runs[-1][0], seq)
+        else:
+            runs.append((seq, seq))
+    return runs
+
+
+def _expand(runs: list[tuple[int, int]]) -> list[int]:
+    return [seq for first, last in runs for seq in range(first, last + 1)]
 
 
 def check_windowed(

@@ -13,4 +13,4 @@ def provider(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, dict[
     """A durable state provider and its config, private to the test."""
     if request.param == "redis":
         return "redis", {"url": REDIS_URL, "key_prefix": request.getfixturevalue("redis_prefix")}
-    return "directory", {"path": str(tmp_path / "state")}
+    return "directory", {"path": (tmp_path / "state").as_uri()}  # a URI, as on a cluster

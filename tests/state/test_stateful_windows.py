@@ -56,8 +56,8 @@ def test_a_restarted_driver_resumes_the_windows_it_committed(provider):
         first.step()
         time.sleep(0.01)
         saved = tallied(provider, name) if first.checkpoints.committed >= 2 else {}
-        if saved and tallied(provider, name, ":windows"):
-            break  # a commit with tuples waiting in the window
+        if saved and any(isinstance(k, int) for k in tallied(provider, name, ":windows")):
+            break  # a commit with tuples waiting in the window (keyed by sequence number)
         assert time.monotonic() < deadline, "no checkpoint was taken with a partial window"
     spout = first.spouts[first.plan.spout_tasks[0]].spout
     rest = [item for item in items if item[0] not in spout.acked]
