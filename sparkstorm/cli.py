@@ -405,6 +405,7 @@ def setup_logging() -> None:
     # pika logs each failed connection attempt with a traceback; the RabbitMQ spout
     # reports it once, in one line naming host, port, vhost and cause.
     logging.getLogger("pika").setLevel(logging.CRITICAL)
+    logging.getLogger("sparkstorm.debug").setLevel(logging.INFO)  # topology.debug's lines
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -42,11 +42,13 @@ SPARKSTORM_SPOUT_BATCH = "sparkstorm.superstep.spout.batch"
 SPARKSTORM_SUPERSTEP_TARGET_SECS = "sparkstorm.superstep.target.secs"
 SPARKSTORM_IDLE_TIMEOUT_SECS = "sparkstorm.idle.timeout.secs"
 SPARKSTORM_IDLE_GRACE_SECS = "sparkstorm.idle.grace.secs"
+SPARKSTORM_WATCHDOG_SECS = "sparkstorm.watchdog.secs"
 SPARKSTORM_SPARK_RESIDENT = "sparkstorm.spark.resident"
 SPARKSTORM_CAPTURE = "sparkstorm.capture"
 SPARKSTORM_SPARK_PARTITIONS = "sparkstorm.spark.partitions"
 SPARKSTORM_GC_GEN0_THRESHOLD = "sparkstorm.gc.gen0.threshold"
 SPARKSTORM_SPARK_PIPELINE = "sparkstorm.spark.pipeline"
+SPARKSTORM_SUPERSTEP_HOPS = "sparkstorm.superstep.hops"
 SPARKSTORM_UI_HOST = "sparkstorm.ui.host"
 SPARKSTORM_UI_PORT = "sparkstorm.ui.port"
 SPARKSTORM_UI_TOKEN = "sparkstorm.ui.token"
@@ -193,11 +195,13 @@ KINDS: dict[str, _Kind] = {
     SPARKSTORM_IDLE_GRACE_SECS: _Kind(
         lambda v: _is_number(v) and v >= 0, _parse_number, "a number of seconds >= 0"
     ),
+    SPARKSTORM_WATCHDOG_SECS: _SECONDS,
     SPARKSTORM_SPARK_RESIDENT: _BOOL,
     SPARKSTORM_CAPTURE: _NAMES,
     SPARKSTORM_SPARK_PARTITIONS: _optional(_POSITIVE_INT),
     SPARKSTORM_GC_GEN0_THRESHOLD: _optional(_COUNT),
     SPARKSTORM_SPARK_PIPELINE: _BOOL,
+    SPARKSTORM_SUPERSTEP_HOPS: _COUNT,
     SPARKSTORM_UI_HOST: _TEXT,
     SPARKSTORM_UI_PORT: _Kind(lambda v: _is_int(v) and 0 <= v < 65536, _parse_number, "a port"),
     SPARKSTORM_UI_TOKEN: _optional(_TEXT),
@@ -223,11 +227,13 @@ DEFAULTS: dict[str, Any] = {
     SPARKSTORM_SUPERSTEP_TARGET_SECS: None,
     SPARKSTORM_IDLE_TIMEOUT_SECS: 120,
     SPARKSTORM_IDLE_GRACE_SECS: 0.5,
+    SPARKSTORM_WATCHDOG_SECS: 5.0,
     SPARKSTORM_SPARK_RESIDENT: True,
     SPARKSTORM_CAPTURE: [],
     SPARKSTORM_SPARK_PARTITIONS: None,
     SPARKSTORM_GC_GEN0_THRESHOLD: 50_000,
     SPARKSTORM_SPARK_PIPELINE: True,
+    SPARKSTORM_SUPERSTEP_HOPS: 16,
     SPARKSTORM_UI_HOST: "127.0.0.1",
     SPARKSTORM_UI_PORT: 0,
     SPARKSTORM_UI_TOKEN: None,
@@ -271,11 +277,13 @@ class Config(dict[str, Any]):
     SPARKSTORM_SUPERSTEP_TARGET_SECS = SPARKSTORM_SUPERSTEP_TARGET_SECS
     SPARKSTORM_IDLE_TIMEOUT_SECS = SPARKSTORM_IDLE_TIMEOUT_SECS
     SPARKSTORM_IDLE_GRACE_SECS = SPARKSTORM_IDLE_GRACE_SECS
+    SPARKSTORM_WATCHDOG_SECS = SPARKSTORM_WATCHDOG_SECS
     SPARKSTORM_SPARK_RESIDENT = SPARKSTORM_SPARK_RESIDENT
     SPARKSTORM_CAPTURE = SPARKSTORM_CAPTURE
     SPARKSTORM_SPARK_PARTITIONS = SPARKSTORM_SPARK_PARTITIONS
     SPARKSTORM_GC_GEN0_THRESHOLD = SPARKSTORM_GC_GEN0_THRESHOLD
     SPARKSTORM_SPARK_PIPELINE = SPARKSTORM_SPARK_PIPELINE
+    SPARKSTORM_SUPERSTEP_HOPS = SPARKSTORM_SUPERSTEP_HOPS
     SPARKSTORM_UI_HOST = SPARKSTORM_UI_HOST
     SPARKSTORM_UI_PORT = SPARKSTORM_UI_PORT
     SPARKSTORM_UI_TOKEN = SPARKSTORM_UI_TOKEN
@@ -293,7 +301,10 @@ class Config(dict[str, Any]):
         self[TOPOLOGY_MAX_SPOUT_PENDING] = n
 
     def set_debug(self, debug: bool) -> None:
-        """Set ``topology.debug`` (accepted for Storm compatibility; it logs nothing yet)."""
+        """Set ``topology.debug``: every emit, ack and fail logged (``sparkstorm.debug``).
+
+        Set in a component's own configuration, it applies to that component only.
+        """
         self[TOPOLOGY_DEBUG] = debug
 
 

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from benchmarks import cpu_budget, latency, report, scaling, wordcount
+from benchmarks import cpu_budget, latency, local_hops, report, scaling, wordcount
+from benchmarks.api_floor import api_floor
 from examples.word_count import generated_sentences
 
 
@@ -35,6 +36,25 @@ def test_word_count_table_has_structured_streaming_beside_every_configuration(sp
         assert label in rows
     ss_ratio = float(rows["Structured Streaming"].split()[-4])  # its own "x SS" column
     assert ss_ratio == 1.0
+    floor_tps = float(rows["API floor, 1 core"][22:].split()[0].replace(",", ""))
+    local_tps = float(rows["local acking on"][22:].split()[0].replace(",", ""))
+    assert floor_tps > local_tps  # no engine at all is faster than one that tracks trees
+    spent, allowed = (line for line in lines if line.startswith("  "))
+    assert "API floor" in spent and "2x SS" in allowed and "1.5x local" in allowed
+
+
+def test_api_floor_runs_the_examples_bolts_on_every_word():
+    sentences = generated_sentences(200)
+    assert api_floor(sentences)["tps"] > 0  # it asserts itself that every word was counted
+
+
+@pytest.mark.spark
+def test_local_hops_table_has_a_row_per_run_for_each_setting(spark):
+    lines = local_hops.compare(spark, generated_sentences(1000), rounds=1)
+    rows = [[cell.strip() for cell in line.split("|")] for line in lines[1:]]
+    assert lines[0] == local_hops.HEADER
+    assert [row[0] for row in rows] == ["0", "16"]
+    assert all(float(row[1].replace(",", "")) > 0 and int(row[2]) > 0 for row in rows)
 
 
 @pytest.mark.spark
@@ -52,6 +72,8 @@ def test_latency_run_reports_each_engine_and_rate_and_plots(spark, tmp_path):
         assert 0 < run["p50"] <= run["p99"]
         # ~2 s offered at the rate, then drained: most of it was achieved
         assert 0.3 * run["offered"] < run["tps"] < 1.2 * run["offered"]
+    assert all(run["prepares"] == 1 for run in runs["local"])  # one process: once per task
+    assert all(run["prepares"] >= 1 for run in runs["spark"])  # once per task per worker
     latency.plot(runs, tmp_path / "latency.png")
     assert (tmp_path / "latency.png").read_bytes()[:4] == b"\x89PNG"
 

@@ -177,6 +177,17 @@ def test_a_run_whose_trees_fail_exits_1_with_a_counted_summary():
     assert proc.stderr.count("Traceback") <= 1  # logged once, then counted
 
 
+def test_topology_debug_prints_a_line_per_emit_and_outcome():
+    proc = sparkstorm(
+        "run", f"{TOPOLOGIES}:failing", "--engine", "local", "--until-idle",
+        "--conf", "topology.debug=true", "--quiet",
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.count("Emitting: finite default [") == 20
+    assert proc.stderr.count("SPOUT Failing ") == 20
+    assert proc.stderr.count("BOLT fail TASK: ") == 20
+
+
 def test_a_broken_user_file_exits_2_with_one_line_naming_file_and_line(tmp_path):
     broken = tmp_path / "broken.py"
     broken.write_text("from sparkstorm import TopologyBuilder\n\ndef topology(:\n")

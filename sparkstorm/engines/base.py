@@ -25,6 +25,8 @@ class StepResult:
     stats: list[TaskStats] = field(default_factory=list)
     errors: list[ReportedError] = field(default_factory=list)
     captured: Captured = field(default_factory=list)
+    debug: list[str] = field(default_factory=list)
+    """``topology.debug``'s lines from the tasks, in order per task."""
     profile: Profile = field(default_factory=Profile)
     """Seconds this superstep spent per phase (see :mod:`sparkstorm.runtime.profile`)."""
     superstep: int = -1
@@ -37,10 +39,11 @@ class Engine(Protocol):
     """Runs the bolt and acker tasks of one topology, one superstep at a time.
 
     The driver calls ``start`` once, then ``superstep`` repeatedly, then ``stop``. Each
-    ``superstep`` delivers every row the engine holds plus ``rows`` exactly one hop, runs
-    the receiving tasks, keeps what they emit for the next superstep and returns the
-    rows addressed to spout tasks. An engine may pipeline: return the previous
-    superstep's result while this one runs, so the driver's spout work overlaps it.
+    ``superstep`` delivers every row the engine holds plus ``rows``, runs the receiving
+    tasks (and, in hops, what they emit to tasks of the same worker), keeps what leaves
+    a worker for the next superstep and returns the rows addressed to spout tasks. An
+    engine may pipeline: return the previous superstep's result while this one runs, so
+    the driver's spout work overlaps it.
     """
 
     name: str
@@ -66,6 +69,13 @@ class Engine(Protocol):
 
     def discard_in_flight(self) -> None:
         """Drop every tuple in flight (keep the tasks' state); nothing may be running."""
+
+    @property
+    def blocked(self) -> str | None:
+        """A call the engine saw block out of the driver's sight (in an executor), or None."""
+
+    def interrupt(self) -> None:
+        """Stop the superstep that a blocked call holds, so that a stop goes on without it."""
 
     def stop(self) -> list[ReportedError]:
         """Call ``cleanup`` where task instances live; drop the rows in flight."""

@@ -1,8 +1,10 @@
 """The ``local`` engine: every task in the driver process, for tests, debugging, small jobs.
 
-Task instances stay resident, so a bolt's attributes persist as in a Storm worker. Rows
-are delivered grouped by target task in emission order, which keeps Storm's FIFO per
-(sender, receiver) pair.
+Task instances stay resident, so a bolt's attributes persist as in a Storm worker. The
+tasks are dealt over workers as a Spark run's partitions would be, and each worker's
+tasks run in hops (``runtime/hops.py``): rows are delivered grouped by target task, by
+sender, in emission order, as on Spark, which keeps Storm's FIFO per (sender, receiver)
+pair and lets both engines give the same outcomes.
 """
 
 from __future__ import annotations
@@ -10,10 +12,15 @@ from __future__ import annotations
 import time
 from itertools import chain
 
-from sparkstorm.config import TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE
+from sparkstorm.config import (
+    SPARKSTORM_SPARK_PARTITIONS,
+    SPARKSTORM_SUPERSTEP_HOPS,
+    TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE,
+)
 from sparkstorm.engines.base import Captured, StepResult
 from sparkstorm.engines.rows import KIND_TUPLES, RowCodec, new_columns
 from sparkstorm.reliability.collectors import ReportedError, Row
+from sparkstorm.runtime.hops import run_in_hops
 from sparkstorm.runtime.profile import Profile
 from sparkstorm.runtime.task_runner import BoltTask
 from sparkstorm.runtime.task_state import snapshot
@@ -29,6 +36,8 @@ class LocalEngine:
     """Short: a local superstep costs almost nothing beyond its tuples."""
     busy = False
     """Each superstep runs to the end before ``superstep`` returns."""
+    blocked = None
+    """The driver's watchdog sees a local bolt's calls itself."""
 
     def __init__(self) -> None:
         self._tasks: dict[int, BoltTask] = {}
@@ -39,7 +48,12 @@ class LocalEngine:
         """The task whose superstep runs now, for the watchdog."""
 
     def start(self, plan: Plan, seed: int, capture: frozenset[str]) -> None:
-        """Create one resident task per bolt and acker task, and prepare it."""
+        """Deal the tasks over workers as Spark would; create and prepare each task."""
+        # as many workers as a Spark run given the same configuration would have
+        # partitions (default: one), so that both engines deliver in the same order
+        plan.deal(plan.conf[SPARKSTORM_SPARK_PARTITIONS] or 1)
+        self._plan = plan
+        self._hops = plan.conf[SPARKSTORM_SUPERSTEP_HOPS]
         self._tasks = {t: BoltTask(plan, t, seed) for t in plan.acker_tasks + plan.bolt_tasks}
         for task in self._tasks.values():
             task.prepare()
@@ -50,47 +64,66 @@ class LocalEngine:
         self._codec = RowCodec(plan) if plan.conf[TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE] else None
 
     def superstep(self, rows: list[Row], superstep: int, now: float) -> StepResult:
-        """Deliver the held rows and ``rows`` one hop; keep what the tasks emit."""
+        """Deliver held rows and ``rows``; run each worker's tasks in hops, as on Spark."""
         started = time.perf_counter()
-        inbox: dict[int, list[Tuple]] = {}
+        worker_of = self._plan.worker_of
+        queues: dict[int, dict[int, list[Tuple]]] = {}
         for target, tup in chain(self._in_flight, rows):
+            inbox = queues.setdefault(worker_of[target], {})
             queue = inbox.get(target)
             if queue is None:
                 inbox[target] = [tup]
             else:
                 queue.append(tup)
-        emitted: list[Row] = []
-        outcomes: list[Row] = []
         captured: Captured = []
         errors: list[ReportedError] = []
+        debug: list[str] = []
+        ran: set[int] = set()
         delivered = time.perf_counter()
-        for task_id in sorted(inbox):
+
+        def run(task_id: int, tuples: list[Tuple], out: list[Row], hop: int) -> None:
             task = self._tasks[task_id]
             self.running = task
-            out = outcomes if task_id in self._ackers else emitted
-            task.run(
-                inbox[task_id],
-                superstep,
-                now,
-                out,
-                captured if task.component_id in self._capture else None,
+            capturing = captured if task.component_id in self._capture else None
+            task.run(tuples, superstep, now, out, capturing, hop)
+            ran.add(task_id)
+            task.collector.hand_over(errors, debug)
+            if self._codec is not None:  # what Spark may have to serialize, serialized
+                self._codec.envelopes(out, 0, KIND_TUPLES, new_columns())  # even within a hop
+
+        sent: dict[int, list[Row]] = {}
+        for worker in sorted(queues):
+            sent.update(
+                run_in_hops(
+                    queues[worker],
+                    run,
+                    worker_of=worker_of,
+                    worker=worker,
+                    hops=self._hops,
+                    ackers=self._ackers,
+                )
             )
-            if task.collector.errors:
-                errors.extend(task.collector.errors)
-                task.collector.errors.clear()
-            if self._codec is not None:  # Spark snapshots a task's state after each superstep
-                snapshot(task)
         self.running = None
+        # what each task sent, by sender: the order a Spark partition reads its envelopes in
+        emitted = [row for t in sorted(sent) if t not in self._ackers for row in sent[t]]
+        outcomes = [row for t in sorted(sent) if t in self._ackers for row in sent[t]]
         if self._codec is not None:
-            self._codec.envelopes(chain(rows, emitted), 0, KIND_TUPLES, new_columns())
+            self._codec.envelopes(rows, 0, KIND_TUPLES, new_columns())
+            for task_id in sorted(ran):  # Spark snapshots a task's state once, after its last hop
+                snapshot(self._tasks[task_id])
         self._in_flight = emitted
-        stats = [self._tasks[t].stats for t in inbox]
+        stats = [self._tasks[t].stats for t in sorted(ran)]
         profile = Profile(deliver=delivered - started, execute=time.perf_counter() - delivered)
-        return StepResult(outcomes, len(emitted), stats, errors, captured, profile, superstep)
+        return StepResult(
+            outcomes, len(emitted), stats, errors, captured, debug, profile, superstep
+        )
 
     def collect(self) -> StepResult | None:
         """Nothing is ever left running."""
         return None
+
+    def interrupt(self) -> None:
+        """Nothing to do: a stop signal interrupts a blocked local call where it runs."""
 
     def discard_in_flight(self) -> None:
         """Drop every tuple in flight (a rollback)."""

@@ -76,11 +76,8 @@ _SYSTEM_FIELDS = {
 class RowCodec:
     """Turns tuples into envelope rows and back, for one topology's plan."""
 
-    def __init__(self, plan: Plan, num_parts: int | None = None) -> None:
+    def __init__(self, plan: Plan) -> None:
         self.plan = plan
-        executor_tasks = sorted(plan.acker_tasks + plan.bolt_tasks)
-        self.num_parts = max(1, min(num_parts or len(executor_tasks), len(executor_tasks)))
-        self.part_of = {task: i % self.num_parts for i, task in enumerate(executor_tasks)}
         self._fields: dict[tuple[str, str], Fields] = {
             (cid, sid): info.fields
             for cid, spec in plan.components.items()
@@ -120,7 +117,9 @@ class RowCodec:
                 payload = pickle.dumps(task_runs, protocol=5)
             except Exception as exc:
                 raise self._unserializable(task_runs, exc) from exc
-            append_row(columns, task, self.part_of.get(task, 0), ord_, kind, counts[task], payload)
+            append_row(
+                columns, task, self.plan.worker_of.get(task, 0), ord_, kind, counts[task], payload
+            )
         return sum(counts.values())
 
     def _unserializable(self, task_runs: list[_Run], exc: Exception) -> InvalidTopologyError:

@@ -75,14 +75,25 @@ class ReportedError:
     """Repeats counted under the throttle: the driver does not log them."""
 
 
+def _mixed(superstep: int, task: int, hop: int) -> int:
+    """32 well-mixed bits of (superstep, task, hop): a 64-bit multiplicative hash."""
+    key = (superstep << 24) ^ (task << 8) ^ hop
+    return ((key * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF) >> 32
+
+
 class _Emitter:
     """What both collectors share: routes, output rows, ids, counters, errors."""
+
+    debug: list[str] | None = None
+    """With ``topology.debug``, a line per emit, ack and fail (see ``reliability/debug.py``)."""
 
     def __init__(self, plan: Plan, task_id: int) -> None:
         self._component_id = plan.task_component[task_id]
         self._task_id = task_id
         self._routes: dict[str, StreamRoute] = (
-            plan.routes(self._component_id) if self._component_id in plan.components else {}
+            plan.routes(self._component_id, task_id)
+            if self._component_id in plan.components
+            else {}
         )
         self._acker_tasks = plan.acker_tasks
         self._n_ackers = len(plan.acker_tasks)
@@ -100,13 +111,25 @@ class _Emitter:
         self.transferred = 0
 
     def _begin(
-        self, out: list[Row], next_id: Callable[[], int], now: float, superstep: int
+        self, out: list[Row], next_id: Callable[[], int], now: float, superstep: int, hop: int = 0
     ) -> None:
-        """Point the collector at this superstep's output list, ids and clock."""
+        """Point the collector at this superstep's output list, ids and clock.
+
+        The shuffle counter runs on (round robin, as Storm's shuffle): a spout runs on the
+        driver and is never retried. A bolt's starts afresh (``OutputCollector._begin``).
+        """
         self._out = out
         self._next_id = next_id
         self._now = now
-        self._counter = superstep + self._task_id
+
+    def hand_over(self, errors: list[ReportedError], debug: list[str]) -> None:
+        """Move the errors reported and the ``topology.debug`` lines noted into the lists."""
+        if self.errors:
+            errors.extend(self.errors)
+            self.errors.clear()
+        if self.debug:
+            debug.extend(self.debug)
+            self.debug.clear()
 
     def _route(self, stream: str, values: Sequence[Any], direct: bool) -> StreamRoute:
         route = self._routes.get(stream)
@@ -260,6 +283,18 @@ class OutputCollector(_Emitter):
         self.acked = 0
         self.failed = 0
         self.process_secs = 0.0
+
+    def _begin(
+        self, out: list[Row], next_id: Callable[[], int], now: float, superstep: int, hop: int = 0
+    ) -> None:
+        """As a spout's, but the shuffle counter starts afresh, from (superstep, task, hop).
+
+        A retried Spark task then shuffles alike; the start is mixed, so a task emitting
+        once a superstep (or hop) still spreads its tuples rather than following the
+        superstep's parity.
+        """
+        super()._begin(out, next_id, now, superstep, hop)
+        self._counter = _mixed(superstep, self._task_id, hop)
 
     def emit(
         self,

@@ -1,7 +1,7 @@
 """64-bit tuple ids (Storm's ``MessageId.generateId``), reproducible from a seed.
 
 Storm draws ids from a thread-local RNG. Here every task gets a generator seeded by
-(topology seed, superstep, task), so a Spark task that is retried on the same input
+(topology seed, superstep, task, hop), so a Spark task that is retried on the same input
 produces the same root and edge ids; no process-global RNG is ever used.
 """
 
@@ -13,11 +13,13 @@ from collections.abc import Callable
 from functools import partial
 
 
-def id_source(seed: int, superstep: int, task_id: int) -> Callable[[], int]:
+def id_source(seed: int, superstep: int, task_id: int, hop: int = 0) -> Callable[[], int]:
     """Return a function producing this task's ids for this superstep, 64 random bits each.
 
-    The same (seed, superstep, task_id) always yields the same sequence, in any process.
-    0 is a possible id and nothing checks uniqueness, as in Storm.
+    The same (seed, superstep, task_id, hop) always yields the same sequence, in any
+    process. ``hop`` tells apart the runs of a task within one superstep (Spark delivers
+    tuples between tasks in one partition at once). 0 is a possible id and nothing checks
+    uniqueness, as in Storm.
 
     Examples
     --------
@@ -27,6 +29,6 @@ def id_source(seed: int, superstep: int, task_id: int) -> Callable[[], int]:
     """
     # Mersenne Twister's seeding maps some structured keys to one state (for example
     # the words [2] and [2, 1]), so the key is mixed through BLAKE2b first.
-    key = b"%d:%d:%d" % (seed, superstep, task_id)
+    key = b"%d:%d:%d" % (seed, superstep, task_id) + (b":%d" % hop if hop else b"")
     mixed = int.from_bytes(hashlib.blake2b(key, digest_size=32).digest(), "little")
     return partial(random.Random(mixed).getrandbits, 64)

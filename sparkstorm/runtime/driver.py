@@ -17,6 +17,7 @@ from sparkstorm.config import (
     SPARKSTORM_UI_HOST,
     SPARKSTORM_UI_PORT,
     SPARKSTORM_UI_TOKEN,
+    SPARKSTORM_WATCHDOG_SECS,
     TOPOLOGY_MESSAGE_TIMEOUT_SECS,
 )
 from sparkstorm.engines import make_engine
@@ -105,8 +106,8 @@ def run(
     server = _serve(runtime, name, engine, master) if api else None
     if on_start is not None:
         on_start(runtime)
-    watchdog = Watchdog(runtime.calling)
-    previous = _install_stop_handlers(stop, watchdog)
+    watchdog = Watchdog(runtime.calling, runtime.conf[SPARKSTORM_WATCHDOG_SECS])
+    previous = _install_stop_handlers(stop, lambda: watchdog.blocked or runtime.engine.blocked)
     confirming = 0.0
     try:
         with watchdog:
@@ -114,6 +115,7 @@ def run(
                 runtime, stop, until_idle, duration, on_progress, progress_secs, server
             )
     except _Interrupted as exc:  # the first signal came while a user call blocked
+        runtime.engine.interrupt()
         message = f"the stop interrupted {exc.call}, which had blocked"
         runtime.errors.append(ReportedError("__system", -1, runtime.now(), message))
     except KeyboardInterrupt:  # a second signal before the loop saw the first
@@ -270,11 +272,14 @@ class _Interrupted(BaseException):
         self.call = call
 
 
-def _install_stop_handlers(stop: threading.Event, watchdog: Watchdog) -> dict[int, Any] | None:
+def _install_stop_handlers(
+    stop: threading.Event, blocked: Callable[[], str | None]
+) -> dict[int, Any] | None:
     """Ctrl-C or SIGTERM sets ``stop``; a second one raises ``KeyboardInterrupt``.
 
-    The first acts at once even when a user call blocks: the watchdog knows it does,
-    and the call is interrupted (the graceful stop then goes on without it).
+    The first acts at once even when a user call blocks: a watchdog knows it does
+    (``blocked`` says which call), and the call is interrupted (on Spark, its superstep
+    is cancelled); the graceful stop then goes on without it.
     """
     if threading.current_thread() is not threading.main_thread():
         return None
@@ -283,8 +288,9 @@ def _install_stop_handlers(stop: threading.Event, watchdog: Watchdog) -> dict[in
         if stop.is_set():
             raise KeyboardInterrupt
         stop.set()
-        if watchdog.blocked is not None:
-            raise _Interrupted(watchdog.blocked)
+        call = blocked()
+        if call is not None:
+            raise _Interrupted(call)
 
     return {signum: signal.signal(signum, handler) for signum in STOP_SIGNALS}
 

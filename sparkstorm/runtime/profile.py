@@ -19,7 +19,8 @@ PHASES = {
     "worker_arrow": "workers: Arrow batches to and from Python columns (spark)",
     "decode": "workers: envelopes to Tuple objects (spark)",
     "execute": "workers: bolt and acker code with their collectors",
-    "encode": "workers: emitted tuples and state snapshots to envelopes (spark)",
+    "encode": "workers: emitted tuples to the next hop or to envelopes, state snapshots to "
+    "envelopes (spark)",
     "partition_critical": "workers: the slowest partition of each superstep, summed (spark)",
 }
 """Every phase a profile may hold, with what it times."""

@@ -16,9 +16,10 @@ import inspect
 from typing import Any
 
 from sparkstorm._types import TIMEOUT, FailReason, MsgId
-from sparkstorm.config import TOPOLOGY_MAX_SPOUT_PENDING
+from sparkstorm.config import TOPOLOGY_DEBUG, TOPOLOGY_MAX_SPOUT_PENDING
 from sparkstorm.errors import SparkStormError
 from sparkstorm.reliability.collectors import Row
+from sparkstorm.reliability.debug import DebugSpoutOutputCollector
 from sparkstorm.reliability.ids import id_source
 from sparkstorm.reliability.rotating_map import RotatingMap
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
@@ -57,7 +58,9 @@ class SpoutTask:
         self.task_id, self.seed, self.component_id = task_id, seed, component_id
         self.conf = plan.component_conf(component_id)
         self.spout: Spout = copy_component(plan.components[component_id].obj, component_id)
-        self.collector = SpoutOutputCollector(plan, task_id, self)
+        debug = self.conf[TOPOLOGY_DEBUG]
+        kind = DebugSpoutOutputCollector if debug else SpoutOutputCollector
+        self.collector = kind(plan, task_id, self)
         self.context = TopologyContext(plan, task_id, self.conf)
         self.pending: RotatingMap[int, tuple[MsgId, float, str]] = RotatingMap(
             PENDING_BUCKETS, self._expired
@@ -250,12 +253,16 @@ class SpoutTask:
 
     def _call_ack(self, msg_id: MsgId) -> None:
         self.stats.acked += 1
+        if self.collector.debug is not None:
+            self.collector.debug.append(f"SPOUT Acking message {msg_id!r}")
         self._guard(self.spout.ack, msg_id)
 
     def _call_fail(self, msg_id: MsgId, reason: FailReason) -> None:
         self.stats.failed += 1
         kinds = self.stats.fail_reasons
         kinds[reason.kind] = kinds.get(reason.kind, 0) + 1
+        if self.collector.debug is not None:
+            self.collector.debug.append(f"SPOUT Failing {msg_id!r}: {reason}")
         if self._fail_takes_reason:
             self._guard(self.spout.fail, msg_id, reason)
         else:

@@ -2,8 +2,9 @@
 
 A step, at topology time ``now``: hand the acker's outcomes to the spout tasks; fire the
 ticks that are due (spout timeouts, acker and bolt tick tuples); call ``next_tuple`` on
-each active spout task; then let the engine deliver every tuple in flight one hop.
-Tuple trees complete over several steps; ack traffic is ordinary rows. A pipelined
+each active spout task; then let the engine deliver every tuple in flight (one hop, or
+several between tasks of one worker: ``runtime/hops.py``). Tuple trees complete within
+a step or over several; ack traffic is ordinary rows. A pipelined
 engine (Spark's, by default) hands back the previous superstep's result while this one
 runs, so the spouts' work overlaps the job and outcomes arrive one step later.
 """
@@ -34,6 +35,7 @@ from sparkstorm.config import (
 from sparkstorm.engines.base import Engine, StepResult
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.reliability.collectors import ReportedError, Row
+from sparkstorm.reliability.debug import DEBUG_LOG
 from sparkstorm.runtime.batch_sizing import SpoutBatchSizer
 from sparkstorm.runtime.checkpoints import Checkpoints
 from sparkstorm.runtime.clock import Clock
@@ -159,7 +161,7 @@ class TopologyRuntime:
             if spout.component_id in captured:
                 spout.collector._captured = self._spout_captured
             spout.open()
-        self._collect_spout_errors()
+        self._collect_spout_reports()
         self._epoch = clock.now()  # topology time starts once the engine and spouts are up
         if active:
             self.activate()
@@ -187,7 +189,7 @@ class TopologyRuntime:
             self.active = True
             for spout in self.spouts.values():
                 spout._guard(spout.spout.activate)
-            self._collect_spout_errors()
+            self._collect_spout_reports()
 
     def deactivate(self) -> None:
         """Stop calling ``next_tuple``; calls ``deactivate`` on each spout on the transition."""
@@ -195,7 +197,7 @@ class TopologyRuntime:
             self.active = False
             for spout in self.spouts.values():
                 spout._guard(spout.spout.deactivate)
-            self._collect_spout_errors()
+            self._collect_spout_reports()
 
     def idle(self) -> bool:
         """No tuple in flight, no outcome undelivered, and the spouts emitted nothing.
@@ -236,7 +238,7 @@ class TopologyRuntime:
         self.checkpoints.sending(self.superstep, ticks, sent)
         rows += ticks + sent
         self._last_emitted = emitted
-        self._collect_spout_errors()
+        self._collect_spout_reports()
         if self._spout_captured:
             self._capture(self._spout_captured)
             self._spout_captured.clear()
@@ -274,6 +276,7 @@ class TopologyRuntime:
         self.checkpoints.observe(result)
         self._report(result.errors)
         self._capture(result.captured)
+        self._note(result.debug)
 
     def _report(self, errors: list[ReportedError]) -> None:
         """Keep the tasks' errors and log them here, on the driver, as they arrive."""
@@ -282,6 +285,11 @@ class TopologyRuntime:
             if not error.throttled:
                 trace = f"\n{error.traceback}" if error.traceback else ""
                 log.error("error in %s:%s: %s%s", error.component, error.task, error.message, trace)
+
+    def _note(self, debug: list[str]) -> None:
+        """Log the tasks' ``topology.debug`` lines here, on the driver, as they arrive."""
+        for line in debug:
+            DEBUG_LOG.info("%s", line)
 
     def _capture(self, captured: list[tuple[str, str, list[Any]]]) -> None:
         for component, stream, values in captured:
@@ -316,11 +324,14 @@ class TopologyRuntime:
                         spout.tick()
         return rows
 
-    def _collect_spout_errors(self) -> None:
+    def _collect_spout_reports(self) -> None:
+        """Report the spouts' errors and log their ``topology.debug`` lines."""
+        errors: list[ReportedError] = []
+        debug: list[str] = []
         for spout in self.spouts.values():
-            if spout.collector.errors:
-                self._report(spout.collector.errors)
-                spout.collector.errors.clear()
+            spout.collector.hand_over(errors, debug)
+        self._report(errors)
+        self._note(debug)
 
     def calling(self) -> tuple[str, Any] | None:
         """The user call running on the driver now, with a progress marker (the watchdog's).
@@ -392,7 +403,7 @@ class TopologyRuntime:
         for spout in self.spouts.values():
             spout.fail_all_pending(SHUTDOWN)
             spout._guard(spout.spout.close)
-        self._collect_spout_errors()
+        self._collect_spout_reports()
         self._report(self.engine.stop())
         self.killed = True
 

@@ -1,7 +1,8 @@
 """The engine-agnostic task runner: run a bolt task over its tuples, collect what it emits.
 
-Both engines call :meth:`BoltTask.run` once per task and superstep, in the process that
-holds the task (the driver's for ``local``, a Spark executor's for ``spark``).
+Both engines call :meth:`BoltTask.run` once per task and superstep (Spark once per hop
+within its partition), in the process that holds the task (the driver's for ``local``, a
+Spark executor's for ``spark``).
 """
 
 from __future__ import annotations
@@ -14,12 +15,18 @@ from typing import Any
 import cloudpickle
 
 from sparkstorm._types import FailReason
+from sparkstorm.config import TOPOLOGY_DEBUG
 from sparkstorm.errors import ComponentStateError, FailedException, ReportedFailedException
 from sparkstorm.reliability.acker import Acker
 from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollector, Row
+from sparkstorm.reliability.debug import DebugOutputCollector
 from sparkstorm.reliability.ids import id_source
 from sparkstorm.runtime.metrics import TaskStats
-from sparkstorm.runtime.stateful import StatefulBoltExecutor, StatefulOutputCollector
+from sparkstorm.runtime.stateful import (
+    DebugStatefulOutputCollector,
+    StatefulBoltExecutor,
+    StatefulOutputCollector,
+)
 from sparkstorm.runtime.windowed import PersistentWindowExecutor, WindowedBoltExecutor
 from sparkstorm.topology.components import BasicBolt, Bolt, Component, is_stateful
 from sparkstorm.topology.context import TopologyContext
@@ -95,7 +102,14 @@ class BoltTask:
         self.conf = plan.component_conf(component_id)
         self.stats = TaskStats(component_id, task_id)
         stateful = task_id in plan.stateful_tasks
-        self.collector = (StatefulOutputCollector if stateful else OutputCollector)(plan, task_id)
+        debug = self.conf[TOPOLOGY_DEBUG] and component_id != ACKER_COMPONENT_ID
+        kinds = {
+            (False, False): OutputCollector,
+            (False, True): DebugOutputCollector,
+            (True, False): StatefulOutputCollector,
+            (True, True): DebugStatefulOutputCollector,
+        }
+        self.collector = kinds[stateful, bool(debug)](plan, task_id)
         self.context = TopologyContext(plan, task_id, self.conf)
         self.broken: str | None = None
         self.current: Tuple | None = None
@@ -128,14 +142,18 @@ class BoltTask:
         now: float,
         out: list[Row],
         captured: list[tuple[str, str, list[Any]]] | None = None,
+        hop: int = 0,
     ) -> None:
         """Execute ``tuples`` in order, appending every emitted row to ``out``.
+
+        ``hop`` counts the task's earlier runs in this superstep (see ``id_source``).
 
         An exception from ``execute`` is reported with component and task, and the input's
         trees fail with reason ``error``; the next tuple is executed as usual.
         """
         collector = self.collector
-        collector._begin(out, id_source(self.seed, superstep, self.task_id), now, superstep)
+        ids = id_source(self.seed, superstep, self.task_id, hop)
+        collector._begin(out, ids, now, superstep, hop)
         collector._captured = captured
         execute = self.bolt.execute
         started = time.perf_counter()

@@ -1,10 +1,13 @@
-"""The watchdog: a user call on the driver that has not returned for a while is reported.
+"""The watchdog: a user call that has not returned for a while is reported.
 
-Spouts' ``next_tuple``, ``ack`` and ``fail`` run on the driver between supersteps (and,
-on the local engine, bolts' ``execute``): one that blocks stalls the whole topology,
-as it stalls a Storm executor. A thread samples what the driver is calling and how far
-it got; a call that made no progress for ``limit_secs`` is logged once, naming the
-component and task, and marked ``blocked`` so that a Ctrl-C can interrupt it.
+Spouts' ``next_tuple``, ``ack`` and ``fail`` run on the driver between supersteps, and
+bolts' ``execute`` in the superstep (on the driver with the local engine, in a Spark
+Python worker with the spark engine): one that blocks stalls the whole topology, as it
+stalls a Storm executor. A thread samples what is being called and how far it got; a
+call that made no progress for ``limit_secs`` is reported once, naming the component
+and task, and marked ``blocked`` so that a Ctrl-C can interrupt it. On the driver the
+report is a log line; in a Spark executor it travels to the driver, which logs it
+(``engines/spark/blocked_calls.py``).
 """
 
 from __future__ import annotations
@@ -17,25 +20,52 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 WATCHDOG_SECS = 5.0
+"""The default of ``sparkstorm.watchdog.secs``."""
 
 Probe = Callable[[], tuple[str, Any] | None]
-"""What the driver is calling now and a progress marker, or None between user calls."""
+"""What is being called now and a progress marker, or None between user calls."""
+
+
+def blocked_message(call: str, secs: float, where: str = "") -> str:
+    """The one line that says ``call`` has blocked for ``secs`` (``where``: in which process)."""
+    return (
+        f"{call} has not returned for {secs:g} s{where}: it must not block (wait with a "
+        f"short timeout, or hand the work to a thread of your own); the whole topology "
+        f"waits for it"
+    )
+
+
+def _log_blocked(call: str, secs: float) -> None:
+    log.warning("%s", blocked_message(call, secs))
 
 
 class Watchdog:
-    """Samples ``probe`` every second on a daemon thread while running (a context manager)."""
+    """Samples ``probe`` on a daemon thread while running (a context manager, or ``start``).
 
-    def __init__(self, probe: Probe, limit_secs: float = WATCHDOG_SECS) -> None:
+    ``report(call, limit_secs)`` is called once per blocked call; the default logs it.
+    """
+
+    def __init__(
+        self,
+        probe: Probe,
+        limit_secs: float = WATCHDOG_SECS,
+        report: Callable[[str, float], None] = _log_blocked,
+    ) -> None:
         self.probe = probe
         self.limit_secs = limit_secs
+        self.report = report
         self.blocked: str | None = None
         """The call that has not returned for ``limit_secs``, while it has not."""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._watch, name="sparkstorm-watchdog", daemon=True)
 
-    def __enter__(self) -> Watchdog:
+    def start(self) -> Watchdog:
+        """Start watching (for as long as the process lives, unless used as a context)."""
         self._thread.start()
         return self
+
+    def __enter__(self) -> Watchdog:
+        return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
@@ -52,9 +82,7 @@ class Watchdog:
             still += period
             if still >= self.limit_secs and self.blocked is None:
                 self.blocked = seen[0]
-                message = (
-                    f"{seen[0]} has not returned for {self.limit_secs:g} s: it must not block "
-                    f"(wait with a short timeout, or hand the work to a thread of your own); "
-                    f"the whole topology waits for it"
-                )
-                log.warning("%s", message)
+                try:
+                    self.report(seen[0], self.limit_secs)
+                except Exception as exc:  # a report that fails must not stop the watching
+                    log.warning("could not report a blocked call (%s): %s", seen[0], exc)

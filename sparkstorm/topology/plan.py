@@ -9,9 +9,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from sparkstorm.config import TOPOLOGY_ACKER_EXECUTORS, TOPOLOGY_TICK_TUPLE_FREQ_SECS
+from sparkstorm.config import (
+    SPARKSTORM_SUPERSTEP_HOPS,
+    TOPOLOGY_ACKER_EXECUTORS,
+    TOPOLOGY_TICK_TUPLE_FREQ_SECS,
+)
 from sparkstorm.topology.builder import ComponentSpec, Topology
 from sparkstorm.topology.components import Spout, is_stateful
+from sparkstorm.topology.declarers import LOCAL_OR_SHUFFLE
 from sparkstorm.topology.groupings import StreamRoute
 
 ACKER_COMPONENT_ID = "__acker"
@@ -48,6 +53,18 @@ class Plan:
             t for b in topology.bolts if is_stateful(b.obj) for t in self._tasks[b.component_id]
         ]
         """Tasks of stateful bolts: their state is checkpointed (see runtime/checkpoints)."""
+        self.deal(1)
+
+    def deal(self, workers: int) -> None:
+        """Deal the bolt and acker tasks round-robin over ``workers`` (Spark partitions).
+
+        Tasks dealt to one worker run in the same Python worker each superstep: tuples
+        between them skip the shuffle, and ``local_or_shuffle_grouping`` prefers them.
+        """
+        tasks = sorted(self.acker_tasks + self.bolt_tasks)
+        self.workers = max(1, min(workers, len(tasks)))
+        self.worker_of: dict[int, int] = {t: i % self.workers for i, t in enumerate(tasks)}
+        """Bolt or acker task -> the worker (Spark partition) that runs it."""
 
     def for_executors(self) -> Plan:
         """The plan without the spouts' objects, which only the driver runs.
@@ -59,7 +76,9 @@ class Plan:
             cid: replace(spec, obj=_DriverSpout()) if spec.is_spout else spec
             for cid, spec in self.components.items()
         }
-        return Plan(Topology(specs), self.conf)
+        plan = Plan(Topology(specs), self.conf)
+        plan.deal(self.workers)
+        return plan
 
     def component_tasks(self, component_id: str) -> list[int]:
         """The task ids of ``component_id``, ascending."""
@@ -71,16 +90,24 @@ class Plan:
             return {**self.conf, TOPOLOGY_TICK_TUPLE_FREQ_SECS: None}
         return {**self.conf, **self.components[component_id].conf}
 
-    def routes(self, component_id: str) -> dict[str, StreamRoute]:
-        """Fresh routes for every stream ``component_id`` declares (one set per task)."""
+    def routes(self, component_id: str, task_id: int | None = None) -> dict[str, StreamRoute]:
+        """Fresh routes for every stream ``component_id`` declares (one set per task).
+
+        With hops on (``sparkstorm.superstep.hops``), ``local_or_shuffle_grouping``
+        from ``task_id`` shuffles over the subscriber's tasks on the same worker, or over
+        all of them when none is (as Storm's); otherwise over all of them.
+        """
         spec = self.components[component_id]
         routes = {sid: StreamRoute(component_id, sid, info) for sid, info in spec.streams.items()}
+        hops = self.conf.get(SPARKSTORM_SUPERSTEP_HOPS)  # else co-located tasks gain nothing
+        worker = self.worker_of.get(task_id) if hops and task_id is not None else None
         for bolt in self.topology.bolts:
             for source, grouping in bolt.inputs:
                 if source.component_id == component_id:
-                    routes[source.stream_id].add_subscriber(
-                        grouping.kind, self._tasks[bolt.component_id], grouping.fields
-                    )
+                    tasks = self._tasks[bolt.component_id]
+                    if grouping.kind == LOCAL_OR_SHUFFLE and worker is not None:
+                        tasks = [t for t in tasks if self.worker_of[t] == worker] or tasks
+                    routes[source.stream_id].add_subscriber(grouping.kind, tasks, grouping.fields)
         return routes
 
 

@@ -187,3 +187,23 @@ class Raiser(Bolt):
             msg = "boom in execute"
             raise RuntimeError(msg)
         self.collector.ack(tup)
+
+
+class Countdown(Bolt):
+    """Subscribed to itself: emits ``n - 1`` anchored to ``n`` until 0, acks, counts runs."""
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+        self.runs = 0
+
+    def execute(self, tup):
+        self.runs += 1
+        if tup.values[0] > 0:
+            self.collector.emit([tup.values[0] - 1], tup)
+        else:
+            self.collector.emit([self.runs], tup, stream="done")
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("n"))
+        declarer.declare_stream("done", Fields("runs"))

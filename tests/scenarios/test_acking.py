@@ -11,6 +11,7 @@ from tests.scenarios.bolts import (
     AckEveryOther,
     AckIfAsked,
     Agg,
+    Countdown,
     Fail,
     Forget,
     Identity,
@@ -380,3 +381,21 @@ def test_emits_from_inside_spout_fail_are_delivered(engine, cluster_factory):
     # MaybeFailBasic fails "fail" and passes "ok": the replay emitted in fail() must arrive
     assert _ReplayInFailSpout.events == [("fail", 1), ("ack", 2)]
     assert cluster.errors("replay-in-fail") == []
+
+
+def test_a_cycle_runs_to_its_end_and_acks(engine, cluster_factory):
+    """A bolt subscribed to itself: its loop stays in one worker, which runs at most 4 hops
+    of it per superstep and carries on in the next."""
+    cluster = cluster_factory(engine)
+    feeder = FeederSpout(Fields("n"))
+    builder = TopologyBuilder()
+    builder.set_spout("in", feeder)
+    builder.set_bolt("down", Countdown()).global_grouping("in").global_grouping("down")
+    c = Config()
+    c[Config.SPARKSTORM_SPARK_PARTITIONS] = 1
+    c[Config.SPARKSTORM_SUPERSTEP_HOPS] = 4
+    cluster.submit_topology("cycle", c, builder.create_topology(), capture=True)
+    feeder.feed([40], "m")
+    cluster.wait_until_idle()
+    assert feeder.acked == ["m"] and feeder.failed == []
+    assert cluster.captured("cycle", "down", "done") == [[41]]

@@ -126,3 +126,25 @@ class BigStateBolt(Bolt):
 
     def declare_output_fields(self, declarer):
         pass
+
+
+class Sleepy(Bolt):
+    """Sleeps ``secs`` in ``execute`` on the tuple whose value is 0, then acks it."""
+
+    def __init__(self, secs):
+        self.secs = secs
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+
+    def execute(self, tup):
+        if tup[0] == 0:
+            wait_here(self.secs)
+        self.collector.ack(tup)
+
+
+def wait_here(secs):
+    """The user's own frame a blocked-call report must show."""
+    import time
+
+    time.sleep(secs)

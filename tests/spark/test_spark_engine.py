@@ -11,7 +11,7 @@ import pytest
 
 from sparkstorm import ComponentStateError, Config, Fields, TopologyBuilder
 from sparkstorm.testing import FeederSpout
-from tests.scenarios.bolts import Ack
+from tests.scenarios.bolts import Ack, Identity
 from tests.spark.bolts import BigStateBolt, ClientBolt, CountAndHold, LeakyClientBolt, PidBolt
 
 pytestmark = pytest.mark.spark
@@ -128,8 +128,8 @@ def test_a_retried_superstep_reproduces_the_same_ids():
     import pyarrow as pa
 
     from sparkstorm.config import resolve
-    from sparkstorm.engines import spark as engine
     from sparkstorm.engines.rows import DRIVER_ORD, KIND_TUPLES, RowCodec, new_columns
+    from sparkstorm.engines.spark import executor as engine
     from sparkstorm.reliability.ids import id_source
     from sparkstorm.runtime.spout_task import SpoutTask
     from sparkstorm.topology.plan import Plan
@@ -153,8 +153,10 @@ def test_a_retried_superstep_reproduces_the_same_ids():
     codec.envelopes(rows, DRIVER_ORD, KIND_TUPLES, columns)
     table = pa.Table.from_pydict(columns)
 
+    plan.deal(2)
+
     class Broadcast:
-        value = pickle.dumps((plan, 11, 2))
+        value = pickle.dumps((plan, 11))
 
     def attempt():
         engine._RESIDENT.clear()
@@ -192,27 +194,35 @@ def test_a_retried_superstep_reproduces_the_same_ids():
     assert id_source(11, 5, 2)() == id_source(11, 5, 2)()
 
 
-@pytest.mark.parametrize("pipeline", [True, False], ids=["pipelined", "in-step"])
-def test_pipelined_superstep_returns_the_one_before(spark, pipeline):
-    """Pipelined, a superstep call launches its job and hands back the previous one's result."""
+def engine_with_three_emitted(spark, builder, *, pipeline, **conf):
+    """A started Spark engine for ``builder``'s topology, and its spout ``in`` holding the
+    rows of three messages (0, 1, 2) to drain into the first superstep."""
     from sparkstorm.config import resolve
     from sparkstorm.engines.spark import SparkEngine
     from sparkstorm.runtime.spout_task import SpoutTask
     from sparkstorm.topology.plan import Plan
 
-    feeder = FeederSpout(Fields("x"))
-    builder = TopologyBuilder()
-    builder.set_spout("in", feeder)
-    builder.set_bolt("ack", Ack()).shuffle_grouping("in")
-    plan = Plan(builder.create_topology(), resolve({Config.SPARKSTORM_SPARK_PIPELINE: pipeline}))
+    plan = Plan(
+        builder.create_topology(), resolve({Config.SPARKSTORM_SPARK_PIPELINE: pipeline, **conf})
+    )
     engine = SparkEngine(spark)
     engine.start(plan, 0, frozenset())
     spout = SpoutTask(plan, plan.component_tasks("in")[0], seed=0)
     spout.open()
     for i in range(3):
-        feeder.feed([i], i)
+        spout.spout.feed([i], i)
     spout.begin(0, 0.0)
     spout.next_batch(10)
+    return engine, spout
+
+
+@pytest.mark.parametrize("pipeline", [True, False], ids=["pipelined", "in-step"])
+def test_pipelined_superstep_returns_the_one_before(spark, pipeline):
+    """Pipelined, a superstep call launches its job and hands back the previous one's result."""
+    builder = TopologyBuilder()
+    builder.set_spout("in", FeederSpout(Fields("num")))
+    builder.set_bolt("ack", Ack()).shuffle_grouping("in")
+    engine, spout = engine_with_three_emitted(spark, builder, pipeline=pipeline)
     results = [engine.superstep(spout.drain(), 0, 0.0)]  # the bolt runs and acks
     assert engine.busy is pipeline
     while engine.busy or results[-1].in_flight:
@@ -324,3 +334,31 @@ def test_an_until_idle_run_ends_though_a_bolt_ticks_faster_than_a_superstep(spar
     assert result.stats["in"]["acked"] == 20
     assert result.stats["ack"]["executed"] > 20  # the ticks did run
     assert result.elapsed_secs < 15  # ended idle, not at the duration
+
+
+@pytest.mark.parametrize(("hops", "calls"), [(16, 1), (0, 3)])
+def test_tuples_between_tasks_of_one_partition_are_delivered_in_the_same_superstep(
+    spark, hops, calls
+):
+    """spout -> identity -> ack in one partition: the trees complete in one Spark job, the
+    identity's output and then both bolts' acks delivered hop after hop. Without hops
+    each delivery waits for the next superstep: the spout's tuples, the identity's
+    output (and its acks), the ack bolt's acks."""
+
+    builder = TopologyBuilder()
+    builder.set_spout("in", FeederSpout(Fields("num")))
+    builder.set_bolt("id", Identity()).shuffle_grouping("in")
+    builder.set_bolt("ack", Ack()).shuffle_grouping("id")
+    engine, spout = engine_with_three_emitted(
+        spark,
+        builder,
+        pipeline=False,
+        **{Config.SPARKSTORM_SPARK_PARTITIONS: 1, Config.SPARKSTORM_SUPERSTEP_HOPS: hops},
+    )
+    results = [engine.superstep(spout.drain(), 0, 0.0)]
+    while results[-1].in_flight:
+        results.append(engine.superstep([], len(results), 0.0))
+    decided = [root for r in results for _, tup in r.spout_rows for root in tup.values[0]]
+    assert sorted(decided) == sorted(root for root, _ in spout.pending.items())
+    assert len(decided) == 3 and len(results) == calls
+    assert engine.stop() == []

@@ -153,3 +153,35 @@ def test_fields_grouping_is_stable_and_consistent():
     first = [route.targets([w, i], i) for i, w in enumerate(["a", "b", "c"] * 3)]
     assert first[:3] == first[3:6] == first[6:]
     assert route.targets(["a", 0], 0) == route.targets(["a", 99], 7)
+
+
+def shuffled_plan():
+    builder = TopologyBuilder()
+    builder.set_spout("s", FeederSpout(Fields("v")))
+    builder.set_bolt("a", Out()).shuffle_grouping("s")
+    builder.set_bolt("b", Out(), 2).shuffle_grouping("a")
+    builder.set_bolt("c", Out(), 2).shuffle_grouping("s")
+    return Plan(builder.create_topology(), resolve(Config()))
+
+
+def test_a_spout_emitting_once_every_other_superstep_still_shuffles_round_robin():
+    plan = shuffled_plan()
+    c = SpoutOutputCollector(plan, plan.component_tasks("s")[0], Tracker())
+    seen = []
+    for superstep in range(0, 40, 2):  # a paced spout, due every other superstep
+        c._begin([], id_source(0, superstep, 0), 0.0, superstep)
+        seen += [t for t in c.emit(["x"], msg_id=superstep) if t in plan.component_tasks("c")]
+    first, second = plan.component_tasks("c")
+    assert seen == [first, second] * 10 or seen == [second, first] * 10
+
+
+def test_a_bolt_emitting_once_every_other_superstep_spreads_its_tuples():
+    plan = shuffled_plan()
+    task = plan.component_tasks("a")[0]
+    c = OutputCollector(plan, task)
+    seen = []
+    for superstep in range(0, 400, 2):
+        c._begin([], id_source(0, superstep, task), 0.0, superstep)
+        seen += c.emit(["x"])
+    counts = [seen.count(t) for t in plan.component_tasks("b")]
+    assert min(counts) > 70, counts  # about 100 each: not all to one task

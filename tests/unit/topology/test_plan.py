@@ -19,3 +19,43 @@ def test_the_executors_plan_leaves_the_spouts_data_on_the_driver():
     # the 20,000 sentences no longer travel to every Python worker
     assert len(cloudpickle.dumps(shipped)) < len(cloudpickle.dumps(plan)) / 20
     assert pickle.loads(cloudpickle.dumps(shipped)).num_tasks == plan.num_tasks
+
+
+def local_or_shuffle_plan(workers: int, hops: int = 16) -> Plan:
+    from sparkstorm import Config, Fields, TopologyBuilder
+    from sparkstorm.testing import FeederSpout
+    from tests.scenarios.bolts import Ack, Identity
+
+    builder = TopologyBuilder()
+    builder.set_spout("in", FeederSpout(Fields("num")))
+    builder.set_bolt("a", Identity(), 2).shuffle_grouping("in")
+    builder.set_bolt("b", Ack(), 4).local_or_shuffle_grouping("a")
+    plan = Plan(builder.create_topology(), resolve({Config.SPARKSTORM_SUPERSTEP_HOPS: hops}))
+    plan.deal(workers)
+    return plan
+
+
+def targets_of(plan: Plan, task: int) -> set[int]:
+    route = plan.routes("a", task)["default"]
+    return {t for counter in range(20) for t in route.targets([1], counter)}
+
+
+def test_the_executors_plan_keeps_the_tasks_dealt_to_each_worker():
+    plan = local_or_shuffle_plan(3)
+    shipped = plan.for_executors()
+    assert shipped.workers == 3 and shipped.worker_of == plan.worker_of
+    assert sorted(set(plan.worker_of.values())) == [0, 1, 2]
+
+
+def test_local_or_shuffle_prefers_the_senders_worker_and_falls_back_to_all():
+    plan = local_or_shuffle_plan(2)
+    b = plan.component_tasks("b")
+    for task in plan.component_tasks("a"):
+        same = {t for t in b if plan.worker_of[t] == plan.worker_of[task]}
+        assert same and targets_of(plan, task) == same
+    plan = local_or_shuffle_plan(1)  # the local engine: one worker, every task local
+    assert all(targets_of(plan, task) == set(b) for task in plan.component_tasks("a"))
+    plan.worker_of = {t: 0 if t in b else 1 for t in plan.worker_of}  # none beside the sender
+    assert targets_of(plan, plan.component_tasks("a")[0]) == set(b)
+    plan = local_or_shuffle_plan(2, hops=0)  # no hops: a co-located task saves nothing
+    assert all(targets_of(plan, task) == set(b) for task in plan.component_tasks("a"))

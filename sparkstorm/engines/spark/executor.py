@@ -1,0 +1,300 @@
+"""The executor side of the ``spark`` engine: what runs in a Spark Python worker.
+
+``run_partition`` is the function ``mapInArrow`` calls once per partition per
+superstep. It decodes the partition's envelopes, runs its bolt and acker tasks in hops
+(tuples between tasks of the partition go on at once: ``runtime/hops.py``), and yields
+what leaves the partition: tuples for other tasks, the ackers' outcomes for the driver,
+a state snapshot per task, and one row of statistics.
+
+A task's instance stays resident in the Python worker that last ran it, so
+``prepare`` runs once per task per worker process; where another worker gets the
+partition, a fresh copy is prepared and the state snapshot laid over it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import socket
+import sys
+import threading
+import time
+import traceback
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from operator import itemgetter
+from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyspark
+
+import sparkstorm
+from sparkstorm.config import (
+    SPARKSTORM_GC_GEN0_THRESHOLD,
+    SPARKSTORM_SPARK_RESIDENT,
+    SPARKSTORM_SUPERSTEP_HOPS,
+)
+from sparkstorm.engines.base import Captured
+from sparkstorm.engines.rows import (
+    KIND_CLEANUP,
+    KIND_META,
+    KIND_OUTCOMES,
+    KIND_STATE,
+    KIND_TUPLES,
+    RowCodec,
+    append_row,
+    new_columns,
+    to_batch,
+)
+from sparkstorm.engines.spark.blocked_calls import BlockedCall, send_report
+from sparkstorm.reliability.collectors import ReportedError, Row
+from sparkstorm.runtime.gc_tuning import fewer_collections
+from sparkstorm.runtime.hops import run_in_hops
+from sparkstorm.runtime.profile import Profile
+from sparkstorm.runtime.task_runner import BoltTask
+from sparkstorm.runtime.task_state import restore, snapshot
+from sparkstorm.runtime.watchdog import Watchdog, blocked_message
+from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.tuple import Tuple
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+log = logging.getLogger(__name__)
+
+
+CLEANUP_SUPERSTEP = -1
+"""The superstep number of the job that calls ``cleanup`` on every task at stop."""
+
+_PLANS: OrderedDict[str, tuple[Plan, RowCodec, int]] = OrderedDict()
+"""Unpickled plans by run id, per Python worker process (the last few runs)."""
+_RESIDENT: dict[tuple[str, int], tuple[int, BoltTask]] = {}
+"""(run id, task) -> (superstep of its last snapshot, live task), per worker process."""
+
+
+class _Watched:
+    """What this worker's watchdog reads: the task executing now, and where to report."""
+
+    task: BoltTask | None = None
+    thread = 0
+    run_id = ""
+    report_to: tuple[str, int] | None = None
+    watchdog: Watchdog | None = None
+
+
+def _watch(run_id: str, report_to: tuple[str, int], limit_secs: float) -> None:
+    """Watch this worker's calls for the run (one watchdog thread per worker process)."""
+    _Watched.run_id, _Watched.report_to = run_id, report_to
+    _Watched.thread = threading.get_ident()
+    if _Watched.watchdog is None:
+        _Watched.watchdog = Watchdog(_running_call, limit_secs, _report_blocked).start()
+    _Watched.watchdog.limit_secs = limit_secs
+
+
+def _running_call() -> tuple[str, Any] | None:
+    task = _Watched.task
+    current = task.current if task is not None else None
+    if task is None or current is None:
+        return None
+    return f"execute() of bolt {task.component_id!r} task {task.task_id}", id(current)
+
+
+def _report_blocked(call: str, secs: float) -> None:
+    frame = sys._current_frames().get(_Watched.thread)
+    stack = _users_stack(frame) if frame is not None else ""
+    report = BlockedCall(_Watched.run_id, call, secs, socket.gethostname(), os.getpid(), stack)
+    try:
+        if _Watched.report_to is not None:
+            send_report(_Watched.report_to, report)
+    except OSError as exc:  # the driver cannot be reached: the executor's log keeps it
+        message = blocked_message(call, secs, f" (the driver's listener: {exc})")
+        log.warning("%s; it is at:\n%s", message, stack)
+
+
+_NOT_USERS = (str(Path(sparkstorm.__file__).parent), str(Path(pyspark.__file__).parent))
+
+
+def _users_stack(frame: FrameType) -> str:
+    """Where a running call is, in the user's own frames (sparkstorm's and pyspark's left out)."""
+    frames = [
+        f
+        for f in traceback.extract_stack(frame)
+        if not f.filename.startswith(_NOT_USERS) and not f.filename.startswith("<frozen")
+    ]
+    return "".join(traceback.format_list(frames)).rstrip()
+
+
+@dataclass
+class _Inbox:
+    envelopes: list[tuple[int, bytes]] = field(default_factory=list)
+    state: tuple[int, bytes] | None = None
+    cleanup: bool = False
+
+
+def _worker_plan(run_id: str, plan_bytes: Any) -> tuple[Plan, RowCodec, int]:
+    if run_id not in _PLANS:
+        plan, seed = pickle.loads(plan_bytes.value)
+        _PLANS[run_id] = (plan, RowCodec(plan), seed)
+        while len(_PLANS) > 4:
+            _forget(_PLANS.popitem(last=False)[0])
+    return _PLANS[run_id]
+
+
+def _forget(run_id: str) -> None:
+    """Drop a finished (or long-unused) run's plan and resident tasks from this worker."""
+    _PLANS.pop(run_id, None)
+    for key in [key for key in _RESIDENT if key[0] == run_id]:
+        del _RESIDENT[key]
+
+
+def _task_for(
+    run_id: str, plan: Plan, seed: int, task_id: int, state: tuple[int, bytes] | None
+) -> BoltTask:
+    """The task's instance in this worker: resident (newest or overlaid), or a new copy.
+
+    ``prepare`` runs once per task per worker process: an instance left here by an
+    earlier superstep gets the newer snapshot laid over it (its ``transient`` clients
+    survive); only a worker that never held the task prepares a fresh copy. Without a
+    snapshot (the task's first superstep, or its state was lost with an executor) the
+    task starts fresh, as a Storm task restarts after its worker died.
+    """
+    # Popped, not read: an attempt that dies half-way must not leave a half-updated
+    # instance for a retry in this process; the retry restores from the snapshot.
+    resident = _RESIDENT.pop((run_id, task_id), None)
+    if plan.conf[SPARKSTORM_SPARK_RESIDENT] and state is not None and resident is not None:
+        snapshot_superstep, task = resident
+        if snapshot_superstep != state[0]:  # it ran elsewhere since: take its newer state
+            restore(task, state[1])
+        return task
+    task = BoltTask(plan, task_id, seed)
+    task.prepare()
+    if state is not None:
+        restore(task, state[1])
+        task.stats.prepares += 1  # the snapshot's counters predate this copy's prepare
+    return task
+
+
+def run_partition(
+    batches: Iterator[pa.RecordBatch],
+    *,
+    run_id: str,
+    plan_bytes: Any,
+    superstep: int,
+    now: float,
+    capture: frozenset[str],
+    watch: tuple[str, int, float] | None = None,
+) -> Iterator[pa.RecordBatch]:
+    """Run every task whose rows are in this partition; yield what they emit.
+
+    Called by Spark in a Python worker, once per partition per superstep. ``watch`` is
+    the driver's blocked-call listener (host, port) and the watchdog's limit.
+    """
+    plan, codec, seed = _worker_plan(run_id, plan_bytes)
+    if watch is not None:
+        _watch(run_id, (watch[0], watch[1]), watch[2])
+    with fewer_collections(plan.conf[SPARKSTORM_GC_GEN0_THRESHOLD]):
+        yield from _run_tasks(batches, plan, codec, seed, run_id, superstep, now, capture)
+
+
+def _run_tasks(
+    batches: Iterator[pa.RecordBatch],
+    plan: Plan,
+    codec: RowCodec,
+    seed: int,
+    run_id: str,
+    superstep: int,
+    now: float,
+    capture: frozenset[str],
+) -> Iterator[pa.RecordBatch]:
+    profile = Profile()
+    clock = time.perf_counter
+    inboxes: dict[int, _Inbox] = {}
+    for batch in batches:
+        started = clock()
+        cols = batch.to_pydict()
+        profile.add("worker_arrow", clock() - started)
+        for task, ord_, kind, payload in zip(
+            cols["task"], cols["ord"], cols["kind"], cols["payload"], strict=True
+        ):
+            inbox = inboxes.setdefault(task, _Inbox())
+            if kind == KIND_TUPLES:
+                inbox.envelopes.append((ord_, payload))
+            elif kind == KIND_STATE:
+                inbox.state = (ord_, payload)
+            elif kind == KIND_CLEANUP:
+                inbox.cleanup = True
+    if not inboxes:
+        return
+    out_cols = new_columns()
+    errors: list[ReportedError] = []
+    debug: list[str] = []
+    captured: Captured = []
+    in_flight = 0
+    ackers = frozenset(plan.acker_tasks)
+    worker_of = plan.worker_of
+    part = worker_of[next(iter(inboxes))]
+    hops = 0 if superstep == CLEANUP_SUPERSTEP else plan.conf[SPARKSTORM_SUPERSTEP_HOPS]
+    started = clock()
+    queue = {
+        task_id: [
+            tup
+            for _, payload in sorted(inbox.envelopes, key=itemgetter(0))
+            for tup in codec.tuples(payload)
+        ]
+        for task_id, inbox in inboxes.items()
+        if inbox.envelopes or inbox.cleanup
+    }
+    profile.add("decode", clock() - started)
+    tasks: dict[int, BoltTask] = {}
+
+    def run(task_id: int, tuples: list[Tuple], out: list[Row], hop: int) -> None:
+        task = tasks.get(task_id)
+        if task is None:
+            inbox = inboxes.get(task_id)
+            state = inbox.state if inbox is not None else None
+            task = tasks[task_id] = _task_for(run_id, plan, seed, task_id, state)
+        capturing = captured if task.component_id in capture else None
+        _Watched.task = task
+        started = clock()
+        try:
+            task.run(tuples, superstep, now, out, capturing, hop)
+        finally:
+            _Watched.task = None
+            profile.add("execute", clock() - started)
+
+    started = clock()
+    sent = run_in_hops(queue, run, worker_of=worker_of, worker=part, hops=hops, ackers=ackers)
+    # routing between hops counts as encoding: it is what replaces an encode here
+    profile.add("encode", clock() - started - profile.get("execute", 0.0))
+    for task_id, inbox in sorted(inboxes.items()):
+        if task_id not in tasks and inbox.state is not None:  # idle: pass the snapshot on
+            append_row(out_cols, task_id, part, inbox.state[0], KIND_STATE, 0, inbox.state[1])
+    for task_id, task in sorted(tasks.items()):
+        started = clock()
+        if task_id in ackers:
+            codec.envelopes(sent[task_id], task_id, KIND_OUTCOMES, out_cols)
+        else:
+            in_flight += codec.envelopes(sent[task_id], task_id, KIND_TUPLES, out_cols)
+        if task_id in inboxes and inboxes[task_id].cleanup:
+            task.cleanup()
+        else:
+            append_row(out_cols, task_id, part, superstep, KIND_STATE, 0, snapshot(task))
+            _RESIDENT[(run_id, task_id)] = (superstep, task)
+        task.collector.hand_over(errors, debug)
+        profile.add("encode", clock() - started)
+    stats = [task.stats for _, task in sorted(tasks.items())]
+    if superstep == CLEANUP_SUPERSTEP:
+        _forget(run_id)
+    started = clock()
+    batch = to_batch(out_cols)
+    profile.add("worker_arrow", clock() - started)
+    yield batch
+    # the statistics go in a batch of their own, so they can time the one above
+    notes = (stats, errors, captured, debug, in_flight, os.getpid(), profile)
+    meta = pickle.dumps(notes, protocol=5)
+    meta_cols = new_columns()
+    append_row(meta_cols, -1, 0, 0, KIND_META, 0, meta)
+    yield to_batch(meta_cols)
