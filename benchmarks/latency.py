@@ -92,6 +92,7 @@ def steady_run(spark: Any, engine: str, rate: float, secs: float) -> dict[str, f
         "p99": spout["complete_latency_p99_ms"],
         "supersteps": result.supersteps,
         "failed": spout["failed"],
+        "prepares": sum(result.stats[bolt]["prepares"] for bolt in ("split", "count")) / 4,
     }
 
 
@@ -104,7 +105,7 @@ def measure(
         f"word count at a steady offered rate for {secs:g}s, default configuration, acking "
         "on (complete latency: spout emit to tree acked)",
         f"{'engine':<8}{'offered/s':>11}{'achieved/s':>12}{'p50 ms':>9}{'p99 ms':>9}"
-        f"{'steps':>9}{'ms/step':>9}{'failed':>8}",
+        f"{'steps':>9}{'ms/step':>9}{'failed':>8}{'prepares':>10}",
     ]
     for rate in rates:
         for engine in engines:
@@ -113,12 +114,14 @@ def measure(
             step_ms = 1000 * (secs / max(1, r["supersteps"]))
             lines.append(
                 f"{engine:<8}{rate:>11,}{r['tps']:>12,.0f}{r['p50']:>9,.0f}{r['p99']:>9,.0f}"
-                f"{r['supersteps']:>9,}{step_ms:>9,.1f}{r['failed']:>8,}"
+                f"{r['supersteps']:>9,}{step_ms:>9,.1f}{r['failed']:>8,}{r['prepares']:>10.2f}"
             )
     lines += [
         "achieved: tuples (sentences + words) over the run's wall time, drain included;",
         "below offered, the engine fell behind and sentences waited in the source.",
         "ms/step: the offered period over the supersteps run (drain included).",
+        "prepares: prepare() calls per bolt task over the run (4 tasks); on Spark at most",
+        "one per Python worker process that ran the task (local[2]: 2 workers).",
     ]
     return lines, runs
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from benchmarks.api_floor import api_floor
 from benchmarks.report import report
 from benchmarks.rss import PeakRss
 from benchmarks.streaming import split_batches, structured_streaming
@@ -119,8 +120,10 @@ WARM_UP_BATCH = 200
 def compare(spark: Any, sentences: list[str], rounds: int, session_secs: float) -> list[str]:
     """The word-count table: every configuration in interleaved rounds, medians."""
     configs = [("local", 1), ("local", 0), ("spark", 1), ("spark", 0)]
-    runs: dict[Any, list[dict[str, Any]]] = {c: [] for c in [*configs, "baseline", "jvm", "ss"]}
+    others = ["baseline", "jvm", "ss", "floor"]
+    runs: dict[Any, list[dict[str, Any]]] = {c: [] for c in [*configs, *others]}
     for _ in range(rounds):
+        runs["floor"].append(api_floor(sentences) | {"rss": 0.0})
         runs["baseline"].append(baseline(spark, sentences))
         runs["ss"].append(structured_streaming(spark, sentences) | {"rss": 0.0})
         runs["jvm"].append(baseline(spark, sentences, count_in="jvm"))
@@ -156,8 +159,13 @@ def compare(spark: Any, sentences: list[str], rounds: int, session_secs: float) 
         ("ss", "Structured Streaming"),
         ("baseline", "plain PySpark"),
         ("jvm", "PySpark, JVM count"),
+        ("floor", "API floor, 1 core"),
     ):
-        rss = f"{median(config, 'rss') / 2**20:9.0f}" if config != "ss" else f"{'-':>9}"
+        rss = (
+            f"{median(config, 'rss') / 2**20:9.0f}"
+            if config not in ("ss", "floor")
+            else f"{'-':>9}"
+        )
         lines.append(
             f"{label:<22}{median(config, 'tps'):>10,.0f}{median(config, 'tps') / base:8.2f}"
             f"{median(config, 'tps') / ss:7.2f}{'':8}{rss}{'-':>9}{'-':>9}"
@@ -169,9 +177,33 @@ def compare(spark: Any, sentences: list[str], rounds: int, session_secs: float) 
         "plain PySpark: the same split and count Python functions in mapInArrow, a shuffle",
         "by word between them, no tracking (the baseline); JVM count: the split in Python,",
         "groupBy().count() in the JVM. RSS: the whole process tree, including the Spark JVM",
-        "and its Python workers, which stay up for every row",
+        "and its Python workers, which stay up for every row; API floor: the example's bolts",
+        "alone, one core, a collector that only appends (benchmarks/api_floor.py)",
+        *budget(median, ss, base),
     ]
     return lines
+
+
+def budget(median: Any, ss: float, base: float) -> list[str]:
+    """The issue's throughput targets as CPU per tuple on 2 cores, beside what is spent.
+
+    A target of T tuples/s on 2 cores leaves 2/T CPU-seconds a tuple for everything; a
+    one-core run spends 1/tuples-per-second. The floor and the local engine show how much
+    of a budget the bolt API and Storm's acking take before Spark adds anything.
+    """
+
+    def us(cores: int, tps: float) -> str:
+        return f"{cores / tps * 1e6:.2f}"
+
+    local_on, local_off = median(("local", 1), "tps"), median(("local", 0), "tps")
+    return [
+        "CPU per tuple, microseconds (one core: 1/(tuples/s); two: 2/(tuples/s)):",
+        f"  spent: API floor {us(1, median('floor', 'tps'))}, local acking off "
+        f"{us(1, local_off)}, local acking on {us(1, local_on)}, spark acking on "
+        f"(2 cores, driver and JVM included) {us(2, median(('spark', 1), 'tps'))}",
+        f"  allowed on 2 cores by the targets: 2x SS {us(2, 2 * ss)}, 0.5x plain "
+        f"{us(2, 0.5 * base)}, 1.5x local {us(2, 1.5 * local_on)}",
+    ]
 
 
 def main() -> None:
