@@ -27,6 +27,7 @@ from typing import Any
 import nats
 import nats.errors
 from nats.js.api import AckPolicy, ConsumerConfig
+from nats.js.client import JetStreamContext
 
 from sparkstorm._types import FailReason, counts_as_attempt
 from sparkstorm.config import TOPOLOGY_MAX_SPOUT_PENDING, TOPOLOGY_MESSAGE_TIMEOUT_SECS
@@ -292,11 +293,17 @@ class NatsJetStreamSpout(Spout):
         await msg.term()  # only once the copy is stored: a crash in between duplicates
 
     async def _finish_fetch(self) -> None:
-        """Let the fetch under way end (it takes ``FETCH_SECS``; allow ``CONNECT_SECS``).
+        """Let the fetching end, and put in the buffer all that it brought.
 
-        What it brings is then in the buffer, to be returned; a cancelled fetch would
-        strand its messages on the server until their ack wait ran out. The margin is
-        for a loaded driver, whose event-loop thread may wait long for the GIL.
+        The fetch under way ends at its deadline (``FETCH_SECS``; allow ``CONNECT_SECS``
+        for a loaded driver, whose event-loop thread may wait long for the GIL); a
+        cancelled fetch would strand its messages on the server until their ack wait ran
+        out. Its pull request lives on in the server until the same deadline and takes
+        whatever becomes available meanwhile, the messages about to be nak-ed included;
+        and a fetch that gave up part-way through a batch leaves the rest in the
+        subscription's queue, where only the next fetch would have found it. So: wait
+        for the request to expire, make a round trip so that all the server sent has
+        arrived, and take the queue. Nothing can be delivered after that.
         """
         try:
             await asyncio.wait_for(asyncio.shield(self.fetcher), CONNECT_SECS)
@@ -304,6 +311,23 @@ class NatsJetStreamSpout(Spout):
             self.fetcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self.fetcher
+        await asyncio.sleep(FETCH_SECS)
+        await self.client.flush(timeout=int(CONNECT_SECS))
+        self.buffer.extend(self._undelivered())
+
+    def _undelivered(self) -> list[Any]:
+        """Empty the subscription's queue of what the server delivered and no fetch took.
+
+        nats-py keeps it in a private queue: its ``fetch`` would take it too, but would
+        then ask the server for more, which is what must stop here.
+        """
+        queue = self.sub._sub._pending_queue
+        taken = []
+        while not queue.empty():
+            msg = queue.get_nowait()
+            if not JetStreamContext.is_status_msg(msg):  # not "no messages", "timeout", ...
+                taken.append(msg)
+        return taken
 
     async def _flush_and_close(self) -> None:
         """Acks and naks are buffered writes: without the flush, close can drop them."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 
@@ -178,5 +179,36 @@ def test_a_closed_spout_returns_what_it_emitted_without_an_outcome_at_once(names
     second = NatsJetStreamSpout(URL, names, f"{names}.in.>", "sparkstorm")
     try:
         assert sorted(_emit_all(second, 3, secs=5)) == sorted(held)
+    finally:
+        second.close()
+
+
+def test_a_closed_spout_returns_what_a_fetch_delivered_after_its_deadline(names):
+    """A fetch that gives up part-way through a batch (a busy driver starves the client's
+    thread) leaves the rest in the client's queue, delivered and unseen; with the buffer
+    full, no fetch comes to take them. Close must return those too: in CI, 26 ids of a
+    stopped run waited out the 90 s ack wait and the next run ended without them."""
+    publish(names, [b"m%d" % i for i in range(300)])
+    first = NatsJetStreamSpout(URL, names, f"{names}.in.>", "sparkstorm", fetch=100)
+    _emit_all(first, 0, secs=0)
+    deadline = time.monotonic() + 10
+    while len(first.buffer) < 100 and time.monotonic() < deadline:
+        time.sleep(0.01)  # the fetcher fills the buffer, then waits for it to drain
+
+    async def cut_short():  # the fetcher's own call, with a deadline too short to finish
+        for _ in range(100):
+            with contextlib.suppress(TimeoutError, nats.errors.TimeoutError):
+                first.buffer.extend(await first.sub.fetch(50, timeout=0.0002))
+            await first.client.flush()
+            if first.sub.pending_msgs:
+                return first.sub.pending_msgs
+        return 0
+
+    stragglers = asyncio.run_coroutine_threadsafe(cut_short(), first.loop).result(30)
+    assert stragglers > 0, "no fetch was cut short: the test did not set up its case"
+    first.close()
+    second = NatsJetStreamSpout(URL, names, f"{names}.in.>", "sparkstorm")
+    try:
+        assert sorted(_emit_all(second, 300, secs=5)) == list(range(1, 301))
     finally:
         second.close()
