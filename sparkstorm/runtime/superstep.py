@@ -345,9 +345,7 @@ class TopologyRuntime:
                 stats = spout.stats
                 return where, (spout.collector.emitted, stats.acked, stats.failed)
         task = getattr(self.engine, "running", None)
-        if task is not None and task.current is not None:
-            return f"execute() of bolt {task.component_id!r} task {task.task_id}", id(task.current)
-        return None
+        return task.call_under_way() if task is not None else None
 
     @property
     def in_flight(self) -> int:

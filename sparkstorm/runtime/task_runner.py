@@ -114,6 +114,8 @@ class BoltTask:
         self.broken: str | None = None
         self.current: Tuple | None = None
         """The tuple ``execute`` runs on now, for the watchdog (None between supersteps)."""
+        self.calling: str | None = None
+        """``prepare`` or ``cleanup`` while the bolt's one runs, for the watchdog."""
         if component_id == ACKER_COMPONENT_ID:
             self.bolt: Bolt = Acker(stateful=bool(plan.stateful_tasks))
         else:
@@ -126,14 +128,29 @@ class BoltTask:
             elif is_windowed(obj):
                 self.bolt = WindowedBoltExecutor(obj)
 
+    def call_under_way(self) -> tuple[str, Any] | None:
+        """The bolt's call running now and a progress marker (the watchdog's probe).
+
+        ``execute`` progresses with each tuple; ``prepare`` and ``cleanup`` are one call.
+        None between calls.
+        """
+        if self.current is not None:
+            return f"execute() of bolt {self.component_id!r} task {self.task_id}", id(self.current)
+        if self.calling is not None:
+            return f"{self.calling}() of bolt {self.component_id!r} task {self.task_id}", 0
+        return None
+
     def prepare(self) -> None:
         """Call the bolt's ``prepare``; an error there is reported and breaks the task."""
         self.stats.prepares += 1
+        self.calling = "prepare"
         try:
             self.bolt.prepare(self.conf, self.context, self.collector)
         except Exception as exc:
             self.collector.report_error(exc)
             self.broken = f"prepare() failed: {type(exc).__name__}: {exc}"
+        finally:
+            self.calling = None
 
     def run(
         self,
@@ -196,7 +213,10 @@ class BoltTask:
 
     def cleanup(self) -> None:
         """Call the bolt's ``cleanup``; errors are reported, not raised."""
+        self.calling = "cleanup"
         try:
             self.bolt.cleanup()
         except Exception as exc:
             self.collector.report_error(exc)
+        finally:
+            self.calling = None

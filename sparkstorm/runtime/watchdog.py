@@ -2,12 +2,12 @@
 
 Spouts' ``next_tuple``, ``ack`` and ``fail`` run on the driver between supersteps, and
 bolts' ``execute`` in the superstep (on the driver with the local engine, in a Spark
-Python worker with the spark engine): one that blocks stalls the whole topology, as it
-stalls a Storm executor. A thread samples what is being called and how far it got; a
-call that made no progress for ``limit_secs`` is reported once, naming the component
-and task, and marked ``blocked`` so that a Ctrl-C can interrupt it. On the driver the
-report is a log line; in a Spark executor it travels to the driver, which logs it
-(``engines/spark/blocked_calls.py``).
+Python worker with the spark engine, where ``prepare`` and ``cleanup`` run too): one
+that blocks stalls the whole topology, as it stalls a Storm executor. A thread samples
+what is being called and how far it got; a call that made no progress for
+``limit_secs`` is reported once, naming the component and task, and marked ``blocked``
+so that a Ctrl-C can interrupt it. On the driver the report is a log line; in a Spark
+executor it travels to the driver, which logs it (``engines/spark/blocked_calls.py``).
 """
 
 from __future__ import annotations

@@ -148,3 +148,17 @@ def wait_here(secs):
     import time
 
     time.sleep(secs)
+
+
+class SlowPrepare(Bolt):
+    """Waits ``secs`` in ``prepare``, then acks everything."""
+
+    def __init__(self, secs):
+        self.secs = secs
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+        wait_here(self.secs)
+
+    def execute(self, tup):
+        self.collector.ack(tup)

@@ -15,7 +15,7 @@ import pytest
 from sparkstorm import Config, Fields, TopologyBuilder, run
 from sparkstorm.testing import FeederSpout
 from tests.spark import bolts
-from tests.spark.bolts import Sleepy
+from tests.spark.bolts import Sleepy, SlowPrepare
 
 BOLTS = Path(bolts.__file__)
 
@@ -50,6 +50,26 @@ def test_a_bolt_blocking_in_an_executor_is_reported_by_task_and_where_it_waits(s
     frames = re.findall(r'File "([^"]+)", line \d+, in (\w+)', stack)
     assert frames == [(str(BOLTS), "execute"), (str(BOLTS), "wait_here")]  # the user's own
     assert not result.errors
+
+
+def test_a_prepare_blocking_in_an_executor_is_reported_too(spark, caplog):
+    feeder = FeederSpout(Fields("x"))
+    feeder.feed([0], 0)
+    builder = TopologyBuilder()
+    builder.set_spout("in", feeder)
+    builder.set_bolt("slow", SlowPrepare(3)).shuffle_grouping("in")
+    conf = Config({Config.SPARKSTORM_WATCHDOG_SECS: 1})
+    with caplog.at_level(logging.WARNING):
+        run(builder.create_topology(), conf, engine="spark", spark=spark, until_idle=True)
+    assert feeder.acked == [0]
+    reports = [r.getMessage() for r in caplog.records if "has not returned" in r.getMessage()]
+    # once per blocked call: a task prepares once in each Python worker it runs in
+    workers = [re.search(r"\(Python worker (\d+) on", r).group(1) for r in reports]
+    assert reports and len(set(workers)) == len(workers), reports
+    head, _, stack = reports[0].partition("; it is at:\n")
+    assert re.match(r"prepare\(\) of bolt 'slow' task \d+ has not returned for 1 s in a Spa", head)
+    frames = re.findall(r'File "([^"]+)", line \d+, in (\w+)', stack)
+    assert frames == [(str(BOLTS), "prepare"), (str(BOLTS), "wait_here")]
 
 
 def test_the_first_ctrl_c_cancels_a_superstep_a_bolt_blocks(spark):

@@ -22,6 +22,7 @@ import threading
 import time
 import traceback
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
@@ -94,12 +95,19 @@ def _watch(run_id: str, report_to: tuple[str, int], limit_secs: float) -> None:
     _Watched.watchdog.limit_secs = limit_secs
 
 
+@contextmanager
+def _watching(task: BoltTask) -> Iterator[None]:
+    """Let the watchdog see ``task``'s calls (``prepare``, ``execute``, ``cleanup``)."""
+    _Watched.task = task
+    try:
+        yield
+    finally:
+        _Watched.task = None
+
+
 def _running_call() -> tuple[str, Any] | None:
     task = _Watched.task
-    current = task.current if task is not None else None
-    if task is None or current is None:
-        return None
-    return f"execute() of bolt {task.component_id!r} task {task.task_id}", id(current)
+    return task.call_under_way() if task is not None else None
 
 
 def _report_blocked(call: str, secs: float) -> None:
@@ -170,7 +178,8 @@ def _task_for(
             restore(task, state[1])
         return task
     task = BoltTask(plan, task_id, seed)
-    task.prepare()
+    with _watching(task):
+        task.prepare()
     if state is not None:
         restore(task, state[1])
         task.stats.prepares += 1  # the snapshot's counters predate this copy's prepare
@@ -257,12 +266,11 @@ def _run_tasks(
             state = inbox.state if inbox is not None else None
             task = tasks[task_id] = _task_for(run_id, plan, seed, task_id, state)
         capturing = captured if task.component_id in capture else None
-        _Watched.task = task
         started = clock()
         try:
-            task.run(tuples, superstep, now, out, capturing, hop)
+            with _watching(task):
+                task.run(tuples, superstep, now, out, capturing, hop)
         finally:
-            _Watched.task = None
             profile.add("execute", clock() - started)
 
     started = clock()
@@ -279,7 +287,8 @@ def _run_tasks(
         else:
             in_flight += codec.envelopes(sent[task_id], task_id, KIND_TUPLES, out_cols)
         if task_id in inboxes and inboxes[task_id].cleanup:
-            task.cleanup()
+            with _watching(task):
+                task.cleanup()
         else:
             append_row(out_cols, task_id, part, superstep, KIND_STATE, 0, snapshot(task))
             _RESIDENT[(run_id, task_id)] = (superstep, task)
