@@ -23,15 +23,15 @@ import numpy as np
 from benchmarks.report import report
 from sparkstorm import Config, Fields, TopologyBuilder
 from sparkstorm.config import resolve
-from sparkstorm.reliability.streams import (
+from sparkstorm.tasks.task_runner import BoltTask
+from sparkstorm.tasks.task_state import snapshot
+from sparkstorm.testing import FeederSpout
+from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.streams import (
     ACKER_ACK_STREAM_ID,
     ACKER_INIT_STREAM_ID,
     FIELDS_BY_STREAM,
 )
-from sparkstorm.runtime.task_runner import BoltTask
-from sparkstorm.runtime.task_state import snapshot
-from sparkstorm.testing import FeederSpout
-from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import Tuple
 from tests.scenarios.bolts import Ack
 

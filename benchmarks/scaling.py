@@ -6,7 +6,7 @@ Every configuration runs once, in one process, on Spark ``local[2]`` (warmed up 
 with acking on, plus acking off (2 tasks per bolt) and both plain-PySpark baselines
 (see ``benchmarks/wordcount.py``) at each size for reference. For each run: tuples/s,
 supersteps, mean time per superstep, and where the wall time went, from the always-on
-phase timers of ``RunResult.profile`` (see ``sparkstorm/runtime/profile.py``):
+phase timers of ``RunResult.profile`` (see ``sparkstorm/tasks/profile.py``):
 
 - spout: the driver's spout loop (outcomes, ticks, ``next_tuple``, tracking);
 - arrow: the driver turning rows into envelopes and Arrow, and the collected rows back;

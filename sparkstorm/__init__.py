@@ -2,6 +2,7 @@
 
 from sparkstorm._types import FailReason
 from sparkstorm.config import Config
+from sparkstorm.control.run import RunResult, run
 from sparkstorm.errors import (
     ComponentStateError,
     FailedException,
@@ -13,7 +14,6 @@ from sparkstorm.errors import (
 )
 from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollector
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
-from sparkstorm.runtime.driver import RunResult, run
 from sparkstorm.state import KeyValueState
 from sparkstorm.topology.builder import Topology, TopologyBuilder
 from sparkstorm.topology.components import BasicBolt, BasicStatefulBolt, Bolt, Spout, StatefulBolt

@@ -410,8 +410,8 @@ def setup_logging() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
+    from sparkstorm.control.run import run
     from sparkstorm.display import stats_table
-    from sparkstorm.runtime.driver import run
 
     args = build_parser().parse_args(argv)  # bad usage: argparse exits with 2
     if args.command != "run":

@@ -150,10 +150,28 @@ def _is_json_object(v: Any) -> bool:
         return False
 
 
+_STORM_PROVIDER_NAMES = {
+    "org.apache.storm.state.InMemoryKeyValueStateProvider": "memory",
+    "org.apache.storm.redis.state.RedisKeyValueStateProvider": "redis",
+}
+STATE_PROVIDERS = ("memory", "redis", "directory")
+"""The values ``topology.state.provider`` takes (``sparkstorm.state.stores`` opens them)."""
+
+
+def provider_name(name: str) -> str:
+    """``topology.state.provider`` as one of :data:`STATE_PROVIDERS` (Storm's class names too)."""
+    name = _STORM_PROVIDER_NAMES.get(name, name)
+    if name not in STATE_PROVIDERS:
+        msg = (
+            f"config key 'topology.state.provider' is {name!r}; use one of {list(STATE_PROVIDERS)} "
+            f"(or Storm's {sorted(_STORM_PROVIDER_NAMES)})"
+        )
+        raise ValueError(msg)
+    return name
+
+
 def provider_known(name: str) -> bool:
     """Whether ``name`` is a state provider sparkstorm has."""
-    from sparkstorm.state.stores import provider_name
-
     try:
         provider_name(name)
     except ValueError:

@@ -26,12 +26,12 @@ from typing import Any
 
 from sparkstorm._types import FailReason, MsgId
 from sparkstorm.config import SPARKSTORM_IDLE_TIMEOUT_SECS
+from sparkstorm.control.clock import SimulatedClock, WallClock
+from sparkstorm.control.superstep import TopologyRuntime
 from sparkstorm.engines import ENGINES, make_engine
 from sparkstorm.errors import IdleTimeoutError
 from sparkstorm.reliability.collectors import ReportedError
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
-from sparkstorm.runtime.clock import SimulatedClock, WallClock
-from sparkstorm.runtime.superstep import TopologyRuntime
 from sparkstorm.topology.builder import Topology
 from sparkstorm.topology.components import Spout
 from sparkstorm.topology.context import TopologyContext

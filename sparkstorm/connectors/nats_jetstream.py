@@ -31,12 +31,12 @@ from nats.js.client import JetStreamContext
 
 from sparkstorm._types import FailReason, counts_as_attempt
 from sparkstorm.config import TOPOLOGY_MAX_SPOUT_PENDING, TOPOLOGY_MESSAGE_TIMEOUT_SECS
-from sparkstorm.connectors.urls import checked_url, redacted
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
 from sparkstorm.topology.components import Spout
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import OutputFieldsDeclarer
 from sparkstorm.topology.fields import Fields
+from sparkstorm.urls import checked_url, redacted
 
 log = logging.getLogger(__name__)
 

@@ -36,12 +36,12 @@ import pika
 import pika.exceptions
 
 from sparkstorm._types import FailReason, counts_as_attempt
-from sparkstorm.connectors.urls import checked_url
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
 from sparkstorm.topology.components import Spout
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import OutputFieldsDeclarer
 from sparkstorm.topology.fields import Fields
+from sparkstorm.urls import checked_url
 
 log = logging.getLogger(__name__)
 

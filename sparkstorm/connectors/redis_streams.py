@@ -27,7 +27,6 @@ import redis
 from sparkstorm._types import SHUTDOWN, FailReason, counts_as_attempt
 from sparkstorm.config import TOPOLOGY_MESSAGE_TIMEOUT_SECS
 from sparkstorm.connectors.batching import BatchingSink
-from sparkstorm.connectors.urls import checked_url
 from sparkstorm.reliability.collectors import OutputCollector
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
 from sparkstorm.topology.components import Spout
@@ -35,6 +34,7 @@ from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import OutputFieldsDeclarer
 from sparkstorm.topology.fields import Fields
 from sparkstorm.topology.tuple import Tuple
+from sparkstorm.urls import checked_url
 
 log = logging.getLogger(__name__)
 

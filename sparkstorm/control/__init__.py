@@ -1,5 +1,6 @@
-"""Watching and controlling a running topology: its REST API, and its registration.
+"""The control plane, on the driver: the run loop, supersteps, checkpoints, the REST API.
 
-``sparkstorm list``, ``kill``, ``activate`` and ``deactivate`` find a running topology
-through the registry and act through its API.
+Storm's ``daemon`` package: it decides what runs when (spout batches, ticks, the clock,
+checkpoint epochs), gathers statistics and errors, and serves the API and web page.
+Tuples move through an engine, never through modules here.
 """

@@ -4,7 +4,7 @@ The driver loop records a :class:`Sample` of every component's cumulative counte
 once a second (kept for 10 minutes) and once a minute (kept for a day). A window's
 figures are the difference between the newest sample and the one a window earlier;
 a plot's points are the differences between consecutive samples. Complete latencies
-are the spout tasks' 2%-wide buckets (:class:`~sparkstorm.runtime.metrics.Latencies`),
+are the spout tasks' 2%-wide buckets (:class:`~sparkstorm.tasks.metrics.Latencies`),
 so that a window's p50 and p99 come from a difference of two sets of buckets.
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from sparkstorm.runtime.metrics import Latencies, TaskStats, grouped, percentile_ms
+from sparkstorm.tasks.metrics import Latencies, TaskStats, grouped, percentile_ms
 
 COUNTERS = ("emitted", "transferred", "acked", "failed", "executed")
 WINDOWS = {"600": 600.0, "10800": 10800.0, "86400": 86400.0, ":all-time": None}

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sparkstorm.reliability.collectors import ReportedError, Row
-from sparkstorm.runtime.metrics import TaskStats
-from sparkstorm.runtime.profile import Profile
+from sparkstorm.tasks.metrics import TaskStats
+from sparkstorm.tasks.profile import Profile
 from sparkstorm.topology.plan import Plan
 
 Captured = list[tuple[str, str, list[Any]]]
@@ -28,7 +28,7 @@ class StepResult:
     debug: list[str] = field(default_factory=list)
     """``topology.debug``'s lines from the tasks, in order per task."""
     profile: Profile = field(default_factory=Profile)
-    """Seconds this superstep spent per phase (see :mod:`sparkstorm.runtime.profile`)."""
+    """Seconds this superstep spent per phase (see :mod:`sparkstorm.tasks.profile`)."""
     superstep: int = -1
     """The superstep this result is of (a pipelined engine returns the one before)."""
     lost: bool = False
@@ -49,7 +49,7 @@ class Engine(Protocol):
     name: str
     target_superstep_secs: float
     """How long a superstep should take when spouts have plenty to emit (see
-    :mod:`sparkstorm.runtime.batch_sizing`); ``sparkstorm.superstep.target.secs`` overrides."""
+    :mod:`sparkstorm.control.batch_sizing`); ``sparkstorm.superstep.target.secs`` overrides."""
 
     def start(self, plan: Plan, seed: int, capture: frozenset[str]) -> None:
         """Create the tasks; the emits of components in ``capture`` go back to the driver."""

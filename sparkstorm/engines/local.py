@@ -2,7 +2,7 @@
 
 Task instances stay resident, so a bolt's attributes persist as in a Storm worker. The
 tasks are dealt over workers as a Spark run's partitions would be, and each worker's
-tasks run in hops (``runtime/hops.py``): rows are delivered grouped by target task, by
+tasks run in hops (``tasks/hops.py``): rows are delivered grouped by target task, by
 sender, in emission order, as on Spark, which keeps Storm's FIFO per (sender, receiver)
 pair and lets both engines give the same outcomes.
 """
@@ -20,10 +20,10 @@ from sparkstorm.config import (
 from sparkstorm.engines.base import Captured, StepResult
 from sparkstorm.engines.rows import KIND_TUPLES, RowCodec, new_columns
 from sparkstorm.reliability.collectors import ReportedError, Row
-from sparkstorm.runtime.hops import run_in_hops
-from sparkstorm.runtime.profile import Profile
-from sparkstorm.runtime.task_runner import BoltTask
-from sparkstorm.runtime.task_state import snapshot
+from sparkstorm.tasks.hops import run_in_hops
+from sparkstorm.tasks.profile import Profile
+from sparkstorm.tasks.task_runner import BoltTask
+from sparkstorm.tasks.task_state import snapshot
 from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import Tuple
 

@@ -23,22 +23,19 @@ import pyarrow as pa
 
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.reliability.collectors import Row
-from sparkstorm.reliability.streams import (
+from sparkstorm.topology.fields import Fields
+from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.streams import (
     ACKER_COMPONENT_ID,
     CHECKPOINT_FIELDS,
     CHECKPOINT_STREAM_ID,
     FIELDS_BY_STREAM,
     RESULT_FIELDS,
-)
-from sparkstorm.topology.fields import Fields
-from sparkstorm.topology.plan import Plan
-from sparkstorm.topology.tuple import (
     SYSTEM_COMPONENT_ID,
     SYSTEM_TASK_ID,
-    TICK_FIELDS,
     TICK_STREAM_ID,
-    Tuple,
 )
+from sparkstorm.topology.tuple import TICK_FIELDS, Tuple
 
 KIND_TUPLES = 0
 """Tuples for a bolt or acker task: stays in Spark."""

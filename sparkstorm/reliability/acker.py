@@ -31,7 +31,9 @@ import numpy as np
 
 from sparkstorm.reliability.collectors import OutputCollector
 from sparkstorm.reliability.pending_trees import BUCKETS, LIVE, PendingTrees, group_by_root
-from sparkstorm.reliability.streams import (
+from sparkstorm.topology.components import Bolt
+from sparkstorm.topology.context import TopologyContext
+from sparkstorm.topology.streams import (
     ACKER_ACK_STREAM_ID,
     ACKER_FAIL_STREAM_ID,
     ACKER_HOLD_STREAM_ID,
@@ -39,10 +41,9 @@ from sparkstorm.reliability.streams import (
     ACKER_RESET_TIMEOUT_STREAM_ID,
     CHECKPOINT_STREAM_ID,
     RESULT_FIELDS,
+    TICK_STREAM_ID,
 )
-from sparkstorm.topology.components import Bolt
-from sparkstorm.topology.context import TopologyContext
-from sparkstorm.topology.tuple import TICK_STREAM_ID, Tuple
+from sparkstorm.topology.tuple import Tuple
 
 INIT, ACK, HOLD, FAIL, RESET = range(5)
 _STREAM = attrgetter("source_stream")

@@ -33,7 +33,11 @@ from sparkstorm.config import (
 )
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.reliability.pending_trees import group_by_root
-from sparkstorm.reliability.streams import (
+from sparkstorm.topology.declarers import DEFAULT_STREAM_ID
+from sparkstorm.topology.fields import Fields
+from sparkstorm.topology.groupings import StreamRoute
+from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.streams import (
     ACK_FIELDS,
     ACKER_ACK_STREAM_ID,
     ACKER_FAIL_STREAM_ID,
@@ -41,10 +45,6 @@ from sparkstorm.reliability.streams import (
     FAIL_FIELDS,
     RESET_FIELDS,
 )
-from sparkstorm.topology.declarers import DEFAULT_STREAM_ID
-from sparkstorm.topology.fields import Fields
-from sparkstorm.topology.groupings import StreamRoute
-from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import Tuple
 
 log = logging.getLogger(__name__)

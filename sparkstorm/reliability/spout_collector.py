@@ -17,10 +17,10 @@ import numpy as np
 
 from sparkstorm._types import MsgId
 from sparkstorm.reliability.collectors import _Emitter
-from sparkstorm.reliability.streams import ACKER_INIT_STREAM_ID, INIT_FIELDS
 from sparkstorm.topology.declarers import DEFAULT_STREAM_ID
 from sparkstorm.topology.groupings import StreamRoute
 from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.streams import ACKER_INIT_STREAM_ID, INIT_FIELDS
 from sparkstorm.topology.tuple import Tuple
 
 

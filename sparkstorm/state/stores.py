@@ -38,6 +38,7 @@ from urllib.parse import urlparse
 
 from pyarrow.fs import FileSelector, FileSystem, LocalFileSystem
 
+from sparkstorm.config import provider_name
 from sparkstorm.topology.shared_resources import shared_resource
 
 
@@ -59,12 +60,6 @@ Changes = dict[Any, Any]
 
 Sources = dict[str, list[Any]]
 """Spout component -> keys (``Spout.message_key``) of the messages a checkpoint committed."""
-
-_STORM_NAMES = {
-    "org.apache.storm.state.InMemoryKeyValueStateProvider": "memory",
-    "org.apache.storm.redis.state.RedisKeyValueStateProvider": "redis",
-}
-PROVIDERS = ("memory", "redis", "directory")
 
 
 class Store(Protocol):
@@ -96,18 +91,6 @@ class Store(Protocol):
         ``data`` gives the task's whole committed data after them, for a store that
         rewrites it now and then.
         """
-
-
-def provider_name(name: str) -> str:
-    """``topology.state.provider`` as one of :data:`PROVIDERS` (Storm's class names too)."""
-    name = _STORM_NAMES.get(name, name)
-    if name not in PROVIDERS:
-        msg = (
-            f"config key 'topology.state.provider' is {name!r}; use one of {list(PROVIDERS)} "
-            f"(or Storm's {sorted(_STORM_NAMES)})"
-        )
-        raise ValueError(msg)
-    return name
 
 
 def open_store(provider: str, config: dict[str, Any], topology: str) -> Store:
@@ -192,7 +175,7 @@ class RedisStore:
     def __init__(self, config: dict[str, Any], topology: str) -> None:
         import redis
 
-        from sparkstorm.connectors.urls import checked_url
+        from sparkstorm.urls import checked_url
 
         url = checked_url(
             "the redis state provider",

@@ -18,8 +18,7 @@ from sparkstorm.topology.builder import ComponentSpec, Topology
 from sparkstorm.topology.components import Spout, is_stateful
 from sparkstorm.topology.declarers import LOCAL_OR_SHUFFLE
 from sparkstorm.topology.groupings import StreamRoute
-
-ACKER_COMPONENT_ID = "__acker"
+from sparkstorm.topology.streams import ACKER_COMPONENT_ID
 
 
 class Plan:
@@ -52,7 +51,7 @@ class Plan:
         self.stateful_tasks: list[int] = [
             t for b in topology.bolts if is_stateful(b.obj) for t in self._tasks[b.component_id]
         ]
-        """Tasks of stateful bolts: their state is checkpointed (see runtime/checkpoints)."""
+        """Tasks of stateful bolts: their state is checkpointed (see control/checkpoints)."""
         self.deal(1)
 
     def deal(self, workers: int) -> None:

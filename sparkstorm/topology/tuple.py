@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from sparkstorm.reliability.streams import CHECKPOINT_FIELDS, CHECKPOINT_STREAM_ID
 from sparkstorm.topology.fields import Fields
-
-SYSTEM_COMPONENT_ID = "__system"
-SYSTEM_TASK_ID = -1
-TICK_STREAM_ID = "__tick"
-
+from sparkstorm.topology.streams import (
+    CHECKPOINT_FIELDS,
+    CHECKPOINT_STREAM_ID,
+    SYSTEM_COMPONENT_ID,
+    SYSTEM_TASK_ID,
+    TICK_STREAM_ID,
+)
 
 _STATE = (
     "values",

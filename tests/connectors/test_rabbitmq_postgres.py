@@ -13,9 +13,9 @@ from psycopg import sql
 from examples.word_count import generated_sentences
 from sparkstorm import run
 from sparkstorm.connectors.rabbitmq import ATTEMPTS_HEADER, REASON_HEADER, RabbitMQSpout
+from sparkstorm.control.clock import WallClock
+from sparkstorm.control.superstep import TopologyRuntime
 from sparkstorm.engines import make_engine
-from sparkstorm.runtime.clock import WallClock
-from sparkstorm.runtime.superstep import TopologyRuntime
 from tests.connectors.topologies import (
     DSN,
     URL,

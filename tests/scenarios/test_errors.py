@@ -135,4 +135,4 @@ def test_repeated_errors_are_throttled_and_counted(engine, cluster_factory, capl
     assert len(logged) == 3 and sum("Traceback" in m for m in logged) == 1
     (trace,) = [e.traceback for e in errors if e.traceback]
     assert "tests/scenarios/bolts.py" in trace and "raise RuntimeError(msg)" in trace
-    assert "sparkstorm/runtime" not in trace  # only the user's frames
+    assert "sparkstorm/tasks" not in trace  # only the user's frames

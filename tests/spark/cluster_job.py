@@ -17,9 +17,9 @@ import sys
 import time
 
 from sparkstorm import Config, TopologyBuilder
+from sparkstorm.control.clock import WallClock
+from sparkstorm.control.superstep import TopologyRuntime
 from sparkstorm.engines.spark import SparkEngine, create_session
-from sparkstorm.runtime.clock import WallClock
-from sparkstorm.runtime.superstep import TopologyRuntime
 from sparkstorm.state.stores import open_store
 from tests.scenarios.bolts import Ack
 from tests.spark.cluster_bolts import REGISTRY, CountIds, ReplayingSpout, SlowIdentity

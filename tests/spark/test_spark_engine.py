@@ -131,7 +131,7 @@ def test_a_retried_superstep_reproduces_the_same_ids():
     from sparkstorm.engines.rows import DRIVER_ORD, KIND_TUPLES, RowCodec, new_columns
     from sparkstorm.engines.spark import executor as engine
     from sparkstorm.reliability.ids import id_source
-    from sparkstorm.runtime.spout_task import SpoutTask
+    from sparkstorm.tasks.spout_task import SpoutTask
     from sparkstorm.topology.plan import Plan
     from tests.scenarios.bolts import Branching
 
@@ -199,7 +199,7 @@ def engine_with_three_emitted(spark, builder, *, pipeline, **conf):
     rows of three messages (0, 1, 2) to drain into the first superstep."""
     from sparkstorm.config import resolve
     from sparkstorm.engines.spark import SparkEngine
-    from sparkstorm.runtime.spout_task import SpoutTask
+    from sparkstorm.tasks.spout_task import SpoutTask
     from sparkstorm.topology.plan import Plan
 
     plan = Plan(

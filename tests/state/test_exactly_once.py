@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from sparkstorm import InvalidTopologyError, run
+from sparkstorm.control.clock import SimulatedClock, WallClock
+from sparkstorm.control.superstep import TopologyRuntime
 from sparkstorm.engines import make_engine
-from sparkstorm.runtime.clock import SimulatedClock, WallClock
-from sparkstorm.runtime.superstep import TopologyRuntime
 from sparkstorm.state.stores import open_store
 from tests.state.topology import build, build_holding, expected_counts, sentences
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from sparkstorm import Duration, TopologyBuilder, run
 from sparkstorm.config import resolve
+from sparkstorm.control.clock import WallClock
+from sparkstorm.control.superstep import TopologyRuntime
 from sparkstorm.engines import make_engine
-from sparkstorm.runtime.clock import WallClock
-from sparkstorm.runtime.superstep import TopologyRuntime
 from sparkstorm.state.stores import open_store
 from sparkstorm.topology.plan import Plan
 from tests.state.test_exactly_once import committed_counts, conf_for

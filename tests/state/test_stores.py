@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from pyarrow.fs import FileSelector, _MockFileSystem
 
+from sparkstorm.config import provider_name
 from sparkstorm.state.key_value import KeyValueState
-from sparkstorm.state.stores import DELETED, DirectoryStore, open_store, provider_name
+from sparkstorm.state.stores import DELETED, DirectoryStore, open_store
 
 
 def fresh(provider: tuple[str, dict[str, Any]]) -> tuple[str, dict[str, Any], str]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from sparkstorm.display import stats_table
-from sparkstorm.runtime.metrics import TaskStats, by_component
+from sparkstorm.tasks.metrics import TaskStats, by_component
 
 
 def rendered(stats: dict) -> str:

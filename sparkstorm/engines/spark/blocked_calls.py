@@ -2,7 +2,7 @@
 
 A bolt's ``execute`` runs in a Spark Python worker. One that blocks holds its
 superstep, and with it the whole topology, and all the driver would see is a long
-job. So each Python worker watches its own calls (``runtime/watchdog.py``), and when
+job. So each Python worker watches its own calls (``tasks/watchdog.py``), and when
 one has made no progress for ``sparkstorm.watchdog.secs`` it sends one JSON line to a
 listener the driver runs for the run: which call, in which process, and where the
 user's code is. Executors can always reach the driver (Spark's own RPC needs it), so

@@ -57,8 +57,8 @@ from sparkstorm.engines.spark.executor import CLEANUP_SUPERSTEP, run_partition
 from sparkstorm.engines.spark.session import create_session
 from sparkstorm.errors import ComponentStateError, InvalidTopologyError, SparkStormError
 from sparkstorm.reliability.collectors import ReportedError, Row
-from sparkstorm.runtime.task_runner import copy_component
-from sparkstorm.runtime.watchdog import blocked_message
+from sparkstorm.tasks.task_runner import copy_component
+from sparkstorm.tasks.watchdog import blocked_message
 from sparkstorm.topology.plan import Plan
 
 if TYPE_CHECKING:

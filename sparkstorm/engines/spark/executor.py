@@ -2,7 +2,7 @@
 
 ``run_partition`` is the function ``mapInArrow`` calls once per partition per
 superstep. It decodes the partition's envelopes, runs its bolt and acker tasks in hops
-(tuples between tasks of the partition go on at once: ``runtime/hops.py``), and yields
+(tuples between tasks of the partition go on at once: ``tasks/hops.py``), and yields
 what leaves the partition: tuples for other tasks, the ackers' outcomes for the driver,
 a state snapshot per task, and one row of statistics.
 
@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyspark
 
-import sparkstorm
 from sparkstorm.config import (
     SPARKSTORM_GC_GEN0_THRESHOLD,
     SPARKSTORM_SPARK_RESIDENT,
@@ -52,12 +51,12 @@ from sparkstorm.engines.rows import (
 )
 from sparkstorm.engines.spark.blocked_calls import BlockedCall, send_report
 from sparkstorm.reliability.collectors import ReportedError, Row
-from sparkstorm.runtime.gc_tuning import fewer_collections
-from sparkstorm.runtime.hops import run_in_hops
-from sparkstorm.runtime.profile import Profile
-from sparkstorm.runtime.task_runner import BoltTask
-from sparkstorm.runtime.task_state import restore, snapshot
-from sparkstorm.runtime.watchdog import Watchdog, blocked_message
+from sparkstorm.tasks.gc_tuning import fewer_collections
+from sparkstorm.tasks.hops import run_in_hops
+from sparkstorm.tasks.profile import Profile
+from sparkstorm.tasks.task_runner import BoltTask
+from sparkstorm.tasks.task_state import restore, snapshot
+from sparkstorm.tasks.watchdog import Watchdog, blocked_message
 from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import Tuple
 
@@ -122,7 +121,7 @@ def _report_blocked(call: str, secs: float) -> None:
         log.warning("%s; it is at:\n%s", message, stack)
 
 
-_NOT_USERS = (str(Path(sparkstorm.__file__).parent), str(Path(pyspark.__file__).parent))
+_NOT_USERS = (str(Path(__file__).parents[2]), str(Path(pyspark.__file__).parent))
 
 
 def _users_stack(frame: FrameType) -> str:

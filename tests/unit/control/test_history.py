@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from sparkstorm.control.history import History
-from sparkstorm.runtime.metrics import TaskStats, by_component
+from sparkstorm.tasks.metrics import TaskStats, by_component
 
 START = 1_000_000.0
 

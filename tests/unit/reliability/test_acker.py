@@ -6,7 +6,10 @@ import pytest
 from sparkstorm import Config, Fields, TopologyBuilder
 from sparkstorm._types import FailReason
 from sparkstorm.config import resolve
-from sparkstorm.reliability.streams import (
+from sparkstorm.tasks.task_runner import BoltTask
+from sparkstorm.testing import FeederSpout
+from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.streams import (
     ACKER_ACK_STREAM_ID,
     ACKER_FAIL_STREAM_ID,
     ACKER_HOLD_STREAM_ID,
@@ -14,9 +17,6 @@ from sparkstorm.reliability.streams import (
     ACKER_RESET_TIMEOUT_STREAM_ID,
     FIELDS_BY_STREAM,
 )
-from sparkstorm.runtime.task_runner import BoltTask
-from sparkstorm.testing import FeederSpout
-from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import Tuple, checkpoint_tuple, tick_tuple
 from tests.scenarios.bolts import Ack
 

@@ -10,9 +10,9 @@ from sparkstorm.config import resolve
 from sparkstorm.reliability.collectors import OutputCollector
 from sparkstorm.reliability.ids import id_source
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
-from sparkstorm.reliability.streams import ACKER_ACK_STREAM_ID, ACKER_INIT_STREAM_ID
 from sparkstorm.testing import FeederSpout
 from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.streams import ACKER_ACK_STREAM_ID, ACKER_INIT_STREAM_ID
 from sparkstorm.topology.tuple import Tuple
 
 

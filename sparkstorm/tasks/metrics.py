@@ -98,7 +98,7 @@ class TaskStats:
     """Windowed bolt on event time: tuples that came after the watermark had passed them."""
     skipped_committed: int = 0
     """Spout, after a restart: messages delivered again whose effect was committed already
-    (acked, not emitted; see :mod:`sparkstorm.runtime.committed_sources`)."""
+    (acked, not emitted; see :mod:`sparkstorm.tasks.committed_sources`)."""
     fail_reasons: dict[str, int] = field(default_factory=dict)
     complete_latencies: list[float] = field(default_factory=list)
     """Complete latencies (seconds) not yet in ``latencies``: see :meth:`fold`."""

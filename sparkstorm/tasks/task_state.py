@@ -16,15 +16,15 @@ import cloudpickle
 
 from sparkstorm.errors import ComponentStateError
 from sparkstorm.reliability.collectors import BasicOutputCollector
-from sparkstorm.runtime.metrics import TaskStats
-from sparkstorm.runtime.stateful import StatefulBoltExecutor
-from sparkstorm.runtime.task_runner import BasicBoltExecutor, BoltTask
-from sparkstorm.runtime.windowed import (
+from sparkstorm.state.key_value import KeyValueState
+from sparkstorm.tasks.metrics import TaskStats
+from sparkstorm.tasks.stateful import StatefulBoltExecutor
+from sparkstorm.tasks.task_runner import BasicBoltExecutor, BoltTask
+from sparkstorm.tasks.windowed import (
     PersistentWindowExecutor,
     WindowedBoltExecutor,
     WindowedOutputCollector,
 )
-from sparkstorm.state.key_value import KeyValueState
 from sparkstorm.topology.shared_resources import is_shared
 
 _STATEFUL = "__sparkstorm_stateful__"

@@ -18,13 +18,17 @@ from sparkstorm._types import FailReason
 from sparkstorm.config import TOPOLOGY_NAME, TOPOLOGY_STATE_PROVIDER, provider_config
 from sparkstorm.reliability.collectors import OutputCollector
 from sparkstorm.reliability.debug import DebugOutputCollector
-from sparkstorm.reliability.streams import ACKER_HOLD_STREAM_ID, CHECKPOINT_STREAM_ID
-from sparkstorm.runtime.metrics import TaskStats
-from sparkstorm.runtime.windowed import PersistentWindowExecutor
 from sparkstorm.state.key_value import KeyValueState
+from sparkstorm.tasks.metrics import TaskStats
+from sparkstorm.tasks.windowed import PersistentWindowExecutor
 from sparkstorm.topology.components import Bolt
 from sparkstorm.topology.context import TopologyContext
-from sparkstorm.topology.tuple import SYSTEM_COMPONENT_ID, Tuple
+from sparkstorm.topology.streams import (
+    ACKER_HOLD_STREAM_ID,
+    CHECKPOINT_STREAM_ID,
+    SYSTEM_COMPONENT_ID,
+)
+from sparkstorm.topology.tuple import Tuple
 
 
 class StatefulOutputCollector(OutputCollector):

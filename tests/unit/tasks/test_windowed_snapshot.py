@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sparkstorm import Config, Count, Fields, TopologyBuilder
 from sparkstorm.config import resolve
-from sparkstorm.runtime.task_runner import BoltTask
-from sparkstorm.runtime.task_state import restore, snapshot
+from sparkstorm.tasks.task_runner import BoltTask
+from sparkstorm.tasks.task_state import restore, snapshot
 from sparkstorm.testing import FeederSpout
 from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import Tuple

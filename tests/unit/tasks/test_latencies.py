@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sparkstorm.runtime.metrics import Latencies, TaskStats, by_component, percentile_ms
+from sparkstorm.tasks.metrics import Latencies, TaskStats, by_component, percentile_ms
 
 
 @given(st.lists(st.floats(min_value=1e-5, max_value=3600.0), min_size=1, max_size=300))

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from sparkstorm.control.clock import SimulatedClock
+from sparkstorm.control.superstep import TopologyRuntime
 from sparkstorm.engines import make_engine
 from sparkstorm.engines.base import StepResult
-from sparkstorm.runtime.clock import SimulatedClock
-from sparkstorm.runtime.metrics import TaskStats
-from sparkstorm.runtime.superstep import TopologyRuntime
+from sparkstorm.tasks.metrics import TaskStats
 from tests.state.topology import build, sentences
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from sparkstorm import Config, Fields, TopologyBuilder
+from sparkstorm.control.clock import SimulatedClock
+from sparkstorm.control.superstep import TopologyRuntime
 from sparkstorm.engines.local import LocalEngine
-from sparkstorm.runtime.clock import SimulatedClock
-from sparkstorm.runtime.superstep import TopologyRuntime
 from sparkstorm.testing import FeederSpout
 from tests.scenarios.bolts import TickCounter
 

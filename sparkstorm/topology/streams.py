@@ -1,4 +1,8 @@
-"""Stream ids and fields of the ack traffic (Storm's ``Acker`` constants).
+"""The system's reserved component and stream ids, and the fields of the ack traffic.
+
+Storm keeps these in ``Constants`` (``__system``, ``__tick``) and ``Acker``
+(``__acker``, ``__ack_init``, ...); here they are one module, below everything that
+names them, so the user API and the machinery read the same constants.
 
 Unlike Storm's, init and ack messages are batches: one message carries every root a
 task tells one acker task about in one superstep, as two uint64 arrays (root ids and
@@ -9,6 +13,10 @@ Fail and reset messages stay one per root; they are rare.
 from __future__ import annotations
 
 from sparkstorm.topology.fields import Fields
+
+SYSTEM_COMPONENT_ID = "__system"
+SYSTEM_TASK_ID = -1
+TICK_STREAM_ID = "__tick"
 
 ACKER_COMPONENT_ID = "__acker"
 ACKER_INIT_STREAM_ID = "__ack_init"

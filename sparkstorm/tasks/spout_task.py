@@ -23,17 +23,17 @@ from sparkstorm.reliability.debug import DebugSpoutOutputCollector
 from sparkstorm.reliability.ids import id_source
 from sparkstorm.reliability.rotating_map import RotatingMap
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
-from sparkstorm.reliability.streams import (
+from sparkstorm.tasks.committed_sources import CommittedSources, message_key_of
+from sparkstorm.tasks.metrics import TaskStats
+from sparkstorm.tasks.task_runner import copy_component
+from sparkstorm.topology.components import Spout
+from sparkstorm.topology.context import TopologyContext
+from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.streams import (
     ACKER_ACK_STREAM_ID,
     ACKER_FAIL_STREAM_ID,
     ACKER_RESET_TIMEOUT_STREAM_ID,
 )
-from sparkstorm.runtime.committed_sources import CommittedSources, message_key_of
-from sparkstorm.runtime.metrics import TaskStats
-from sparkstorm.runtime.task_runner import copy_component
-from sparkstorm.topology.components import Spout
-from sparkstorm.topology.context import TopologyContext
-from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import Tuple
 
 PENDING_BUCKETS = 2

@@ -41,13 +41,13 @@ from sparkstorm.config import (
 )
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.reliability.collectors import Row
-from sparkstorm.runtime.committed_sources import CommittedSources
 from sparkstorm.state.stores import open_store
+from sparkstorm.tasks.committed_sources import CommittedSources
 from sparkstorm.topology.tuple import checkpoint_tuple
 
 if TYPE_CHECKING:
+    from sparkstorm.control.superstep import TopologyRuntime
     from sparkstorm.engines.base import StepResult
-    from sparkstorm.runtime.superstep import TopologyRuntime
 
 RUNNING, DRAINING, COMMITTING = "running", "draining", "committing"
 

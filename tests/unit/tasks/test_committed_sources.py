@@ -7,8 +7,8 @@ from typing import Any
 from sparkstorm import Config, Fields, Spout, TopologyBuilder
 from sparkstorm._types import ROLLBACK
 from sparkstorm.config import resolve
-from sparkstorm.runtime.committed_sources import CommittedSources
-from sparkstorm.runtime.spout_task import SpoutTask
+from sparkstorm.tasks.committed_sources import CommittedSources
+from sparkstorm.tasks.spout_task import SpoutTask
 from sparkstorm.topology.plan import Plan
 from tests.scenarios.bolts import Ack
 

@@ -7,12 +7,12 @@ from typing import Any
 
 from sparkstorm import Config, Count, Fields, StatefulWindowedBolt, TopologyBuilder
 from sparkstorm.config import resolve
-from sparkstorm.reliability.streams import CHECKPOINT_STREAM_ID
-from sparkstorm.runtime.task_runner import BoltTask
-from sparkstorm.runtime.task_state import restore, snapshot
+from sparkstorm.tasks.task_runner import BoltTask
+from sparkstorm.tasks.task_state import restore, snapshot
 from sparkstorm.testing import FeederSpout
 from sparkstorm.topology.plan import Plan
-from sparkstorm.topology.tuple import SYSTEM_COMPONENT_ID, Tuple
+from sparkstorm.topology.streams import CHECKPOINT_STREAM_ID, SYSTEM_COMPONENT_ID
+from sparkstorm.topology.tuple import Tuple
 
 X = Fields("x")
 

@@ -26,11 +26,11 @@ from sparkstorm.config import (
 )
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.reliability.collectors import OutputCollector
-from sparkstorm.reliability.streams import CHECKPOINT_STREAM_ID
 from sparkstorm.topology.components import Bolt, is_stateful
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import DEFAULT_STREAM_ID
-from sparkstorm.topology.tuple import SYSTEM_COMPONENT_ID, Tuple
+from sparkstorm.topology.streams import CHECKPOINT_STREAM_ID, SYSTEM_COMPONENT_ID
+from sparkstorm.topology.tuple import Tuple
 from sparkstorm.topology.windowing import Count, Duration, TupleWindow, WindowedBolt
 
 if TYPE_CHECKING:

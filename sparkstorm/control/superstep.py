@@ -3,7 +3,7 @@
 A step, at topology time ``now``: hand the acker's outcomes to the spout tasks; fire the
 ticks that are due (spout timeouts, acker and bolt tick tuples); call ``next_tuple`` on
 each active spout task; then let the engine deliver every tuple in flight (one hop, or
-several between tasks of one worker: ``runtime/hops.py``). Tuple trees complete within
+several between tasks of one worker: ``tasks/hops.py``). Tuple trees complete within
 a step or over several; ack traffic is ordinary rows. A pipelined
 engine (Spark's, by default) hands back the previous superstep's result while this one
 runs, so the spouts' work overlaps the job and outcomes arrive one step later.
@@ -32,18 +32,18 @@ from sparkstorm.config import (
     check_value,
     resolve,
 )
+from sparkstorm.control.batch_sizing import SpoutBatchSizer
+from sparkstorm.control.checkpoints import Checkpoints
+from sparkstorm.control.clock import Clock
 from sparkstorm.engines.base import Engine, StepResult
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.reliability.collectors import ReportedError, Row
 from sparkstorm.reliability.debug import DEBUG_LOG
-from sparkstorm.runtime.batch_sizing import SpoutBatchSizer
-from sparkstorm.runtime.checkpoints import Checkpoints
-from sparkstorm.runtime.clock import Clock
-from sparkstorm.runtime.gc_tuning import fewer_collections
-from sparkstorm.runtime.metrics import TaskStats, by_component, by_task
-from sparkstorm.runtime.profile import Profile
-from sparkstorm.runtime.spout_task import SpoutTask
-from sparkstorm.runtime.windowed import check_windowed
+from sparkstorm.tasks.gc_tuning import fewer_collections
+from sparkstorm.tasks.metrics import TaskStats, by_component, by_task
+from sparkstorm.tasks.profile import Profile
+from sparkstorm.tasks.spout_task import SpoutTask
+from sparkstorm.tasks.windowed import check_windowed
 from sparkstorm.topology.builder import Topology
 from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import checkpoint_tuple, tick_tuple
@@ -129,7 +129,7 @@ class TopologyRuntime:
         self.bolt_stats: dict[int, TaskStats] = {}
         self._outcomes: list[Row] = []
         self.profile = Profile()
-        """Seconds spent per phase since submit (see :mod:`sparkstorm.runtime.profile`)."""
+        """Seconds spent per phase since submit (see :mod:`sparkstorm.tasks.profile`)."""
         self._in_flight = 0
         self._last_emitted = 0
         self._carrying = False
@@ -141,7 +141,7 @@ class TopologyRuntime:
             fixed=self.conf[SPARKSTORM_SPOUT_BATCH],
             max_pending=self.conf[TOPOLOGY_MAX_SPOUT_PENDING],
         )
-        """Sizes each superstep's spout batch (see :mod:`sparkstorm.runtime.batch_sizing`)."""
+        """Sizes each superstep's spout batch (see :mod:`sparkstorm.control.batch_sizing`)."""
         self._launched: dict[int, tuple[float, int, bool]] = {}
         """Superstep -> (when its step began, its spout batch, whether a spout used it all)."""
         self._last_result_at = 0.0
@@ -154,7 +154,7 @@ class TopologyRuntime:
             else _captured_components(self.plan, self.conf[SPARKSTORM_CAPTURE])
         )
         self.checkpoints = Checkpoints(self)
-        """Checkpoints of stateful bolts' state (see :mod:`sparkstorm.runtime.checkpoints`)."""
+        """Checkpoints of stateful bolts' state (see :mod:`sparkstorm.control.checkpoints`)."""
         engine.start(self.plan, seed, captured)
         self._spout_captured: list[tuple[str, str, list[Any]]] = []
         for spout in self.spouts.values():

@@ -4,7 +4,7 @@ import pytest
 
 from examples.word_count import build, generated_sentences
 from sparkstorm import Config, run
-from sparkstorm.runtime.batch_sizing import MAX_GROWTH, MAX_SHRINK, START_BATCH, SpoutBatchSizer
+from sparkstorm.control.batch_sizing import MAX_GROWTH, MAX_SHRINK, START_BATCH, SpoutBatchSizer
 
 
 def test_grows_while_saturated_supersteps_are_short() -> None:

@@ -21,16 +21,17 @@ from sparkstorm.reliability.acker import Acker
 from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollector, Row
 from sparkstorm.reliability.debug import DebugOutputCollector
 from sparkstorm.reliability.ids import id_source
-from sparkstorm.runtime.metrics import TaskStats
-from sparkstorm.runtime.stateful import (
+from sparkstorm.tasks.metrics import TaskStats
+from sparkstorm.tasks.stateful import (
     DebugStatefulOutputCollector,
     StatefulBoltExecutor,
     StatefulOutputCollector,
 )
-from sparkstorm.runtime.windowed import PersistentWindowExecutor, WindowedBoltExecutor
+from sparkstorm.tasks.windowed import PersistentWindowExecutor, WindowedBoltExecutor
 from sparkstorm.topology.components import BasicBolt, Bolt, Component, is_stateful
 from sparkstorm.topology.context import TopologyContext
-from sparkstorm.topology.plan import ACKER_COMPONENT_ID, Plan
+from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.streams import ACKER_COMPONENT_ID
 from sparkstorm.topology.tuple import Tuple
 from sparkstorm.topology.windowing import is_windowed
 

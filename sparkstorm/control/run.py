@@ -20,12 +20,12 @@ from sparkstorm.config import (
     SPARKSTORM_WATCHDOG_SECS,
     TOPOLOGY_MESSAGE_TIMEOUT_SECS,
 )
+from sparkstorm.control.clock import WallClock
+from sparkstorm.control.superstep import TopologyRuntime
 from sparkstorm.engines import make_engine
 from sparkstorm.errors import RunAborted
 from sparkstorm.reliability.collectors import ReportedError
-from sparkstorm.runtime.clock import WallClock
-from sparkstorm.runtime.superstep import TopologyRuntime
-from sparkstorm.runtime.watchdog import Watchdog
+from sparkstorm.tasks.watchdog import Watchdog
 from sparkstorm.topology.builder import Topology
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ class RunResult:
     interrupted: bool = False
     profile: dict[str, float] = field(default_factory=dict)
     """Seconds spent per phase: spout loop, Spark job, decoding, bolt code... (see
-    :data:`sparkstorm.runtime.profile.PHASES`)."""
+    :data:`sparkstorm.tasks.profile.PHASES`)."""
 
 
 def run(

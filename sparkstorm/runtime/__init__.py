@@ -1,1 +1,0 @@
-"""The driver's control plane: superstep loop, spout tasks, task runner, metrics."""
