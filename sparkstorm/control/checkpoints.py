@@ -40,14 +40,13 @@ from sparkstorm.config import (
     provider_config,
 )
 from sparkstorm.errors import InvalidTopologyError
-from sparkstorm.reliability.collectors import Row
 from sparkstorm.state.stores import open_store
 from sparkstorm.tasks.committed_sources import CommittedSources
-from sparkstorm.topology.tuple import checkpoint_tuple
+from sparkstorm.topology.tuple import Row, checkpoint_tuple
 
 if TYPE_CHECKING:
     from sparkstorm.control.superstep import TopologyRuntime
-    from sparkstorm.engines.base import StepResult
+    from sparkstorm.engines.wire import StepResult
 
 RUNNING, DRAINING, COMMITTING = "running", "draining", "committing"
 

@@ -27,6 +27,7 @@ from sparkstorm.errors import RunAborted
 from sparkstorm.reliability.collectors import ReportedError
 from sparkstorm.tasks.watchdog import Watchdog
 from sparkstorm.topology.builder import Topology
+from sparkstorm.topology.streams import SYSTEM_COMPONENT_ID, SYSTEM_TASK_ID
 
 if TYPE_CHECKING:
     from sparkstorm.control.server import ControlServer
@@ -117,7 +118,9 @@ def run(
     except _Interrupted as exc:  # the first signal came while a user call blocked
         runtime.engine.interrupt()
         message = f"the stop interrupted {exc.call}, which had blocked"
-        runtime.errors.append(ReportedError("__system", -1, runtime.now(), message))
+        runtime.errors.append(
+            ReportedError(SYSTEM_COMPONENT_ID, SYSTEM_TASK_ID, runtime.now(), message)
+        )
     except KeyboardInterrupt:  # a second signal before the loop saw the first
         _restore_handlers(previous)
         raise RunAborted(runtime.pending_count()) from None

@@ -35,9 +35,10 @@ from sparkstorm.config import (
 from sparkstorm.control.batch_sizing import SpoutBatchSizer
 from sparkstorm.control.checkpoints import Checkpoints
 from sparkstorm.control.clock import Clock
-from sparkstorm.engines.base import Engine, StepResult
+from sparkstorm.engines.base import Engine
+from sparkstorm.engines.wire import StepResult
 from sparkstorm.errors import InvalidTopologyError
-from sparkstorm.reliability.collectors import ReportedError, Row
+from sparkstorm.reliability.collectors import ReportedError
 from sparkstorm.reliability.debug import DEBUG_LOG
 from sparkstorm.tasks.gc_tuning import fewer_collections
 from sparkstorm.tasks.metrics import TaskStats, by_component, by_task
@@ -46,7 +47,7 @@ from sparkstorm.tasks.spout_task import SpoutTask
 from sparkstorm.tasks.windowed import check_windowed
 from sparkstorm.topology.builder import Topology
 from sparkstorm.topology.plan import Plan
-from sparkstorm.topology.tuple import checkpoint_tuple, tick_tuple
+from sparkstorm.topology.tuple import Row, checkpoint_tuple, tick_tuple
 from sparkstorm.topology.windowing import WindowedBolt
 
 log = logging.getLogger(__name__)

@@ -2,37 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
-from sparkstorm.reliability.collectors import ReportedError, Row
-from sparkstorm.tasks.metrics import TaskStats
-from sparkstorm.tasks.profile import Profile
+from sparkstorm.engines.wire import StepResult
+from sparkstorm.reliability.collectors import ReportedError
 from sparkstorm.topology.plan import Plan
-
-Captured = list[tuple[str, str, list[Any]]]
-"""(component, stream, values) of every user emit, when the topology is captured."""
-
-
-@dataclass
-class StepResult:
-    """What one superstep hands back to the driver."""
-
-    spout_rows: list[Row]
-    """The acker's outcomes, addressed to spout tasks."""
-    in_flight: int
-    """Rows the engine holds for the next superstep."""
-    stats: list[TaskStats] = field(default_factory=list)
-    errors: list[ReportedError] = field(default_factory=list)
-    captured: Captured = field(default_factory=list)
-    debug: list[str] = field(default_factory=list)
-    """``topology.debug``'s lines from the tasks, in order per task."""
-    profile: Profile = field(default_factory=Profile)
-    """Seconds this superstep spent per phase (see :mod:`sparkstorm.tasks.profile`)."""
-    superstep: int = -1
-    """The superstep this result is of (a pipelined engine returns the one before)."""
-    lost: bool = False
-    """The superstep's job failed (a lost executor): its rows and the bolts' state are gone."""
+from sparkstorm.topology.tuple import Row
 
 
 class Engine(Protocol):

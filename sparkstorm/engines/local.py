@@ -17,15 +17,15 @@ from sparkstorm.config import (
     SPARKSTORM_SUPERSTEP_HOPS,
     TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE,
 )
-from sparkstorm.engines.base import Captured, StepResult
 from sparkstorm.engines.rows import KIND_TUPLES, RowCodec, new_columns
-from sparkstorm.reliability.collectors import ReportedError, Row
+from sparkstorm.engines.wire import Captured, StepResult
+from sparkstorm.reliability.collectors import ReportedError
 from sparkstorm.tasks.hops import run_in_hops
 from sparkstorm.tasks.profile import Profile
 from sparkstorm.tasks.task_runner import BoltTask
 from sparkstorm.tasks.task_state import snapshot
 from sparkstorm.topology.plan import Plan
-from sparkstorm.topology.tuple import Tuple
+from sparkstorm.topology.tuple import Row, Tuple
 
 
 class LocalEngine:

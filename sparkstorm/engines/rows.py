@@ -22,7 +22,6 @@ from typing import Any
 import pyarrow as pa
 
 from sparkstorm.errors import InvalidTopologyError
-from sparkstorm.reliability.collectors import Row
 from sparkstorm.topology.fields import Fields
 from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.streams import (
@@ -35,7 +34,7 @@ from sparkstorm.topology.streams import (
     SYSTEM_TASK_ID,
     TICK_STREAM_ID,
 )
-from sparkstorm.topology.tuple import TICK_FIELDS, Tuple
+from sparkstorm.topology.tuple import TICK_FIELDS, Row, Tuple
 
 KIND_TUPLES = 0
 """Tuples for a bolt or acker task: stays in Spark."""

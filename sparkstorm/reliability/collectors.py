@@ -45,12 +45,9 @@ from sparkstorm.topology.streams import (
     FAIL_FIELDS,
     RESET_FIELDS,
 )
-from sparkstorm.topology.tuple import Tuple
+from sparkstorm.topology.tuple import Row, Tuple
 
 log = logging.getLogger(__name__)
-
-Row = tuple[int, Tuple]
-"""A tuple in flight: (target task id, tuple)."""
 
 
 @dataclass(frozen=True)

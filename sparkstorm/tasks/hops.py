@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from sparkstorm.reliability.collectors import Row
-from sparkstorm.topology.tuple import Tuple
+from sparkstorm.topology.tuple import Row, Tuple
 
 RunTask = Callable[[int, list[Tuple], list[Row], int], None]
 """``run(task_id, tuples, out, hop)``: execute ``tuples`` on the task, emitting into ``out``."""

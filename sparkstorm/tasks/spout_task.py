@@ -18,7 +18,6 @@ from typing import Any
 from sparkstorm._types import TIMEOUT, FailReason, MsgId
 from sparkstorm.config import TOPOLOGY_DEBUG, TOPOLOGY_MAX_SPOUT_PENDING
 from sparkstorm.errors import SparkStormError
-from sparkstorm.reliability.collectors import Row
 from sparkstorm.reliability.debug import DebugSpoutOutputCollector
 from sparkstorm.reliability.ids import id_source
 from sparkstorm.reliability.rotating_map import RotatingMap
@@ -34,7 +33,7 @@ from sparkstorm.topology.streams import (
     ACKER_FAIL_STREAM_ID,
     ACKER_RESET_TIMEOUT_STREAM_ID,
 )
-from sparkstorm.topology.tuple import Tuple
+from sparkstorm.topology.tuple import Row, Tuple
 
 PENDING_BUCKETS = 2
 FOLD_AT = 65536

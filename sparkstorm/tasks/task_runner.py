@@ -18,7 +18,7 @@ from sparkstorm._types import FailReason
 from sparkstorm.config import TOPOLOGY_DEBUG
 from sparkstorm.errors import ComponentStateError, FailedException, ReportedFailedException
 from sparkstorm.reliability.acker import Acker
-from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollector, Row
+from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollector
 from sparkstorm.reliability.debug import DebugOutputCollector
 from sparkstorm.reliability.ids import id_source
 from sparkstorm.tasks.metrics import TaskStats
@@ -32,7 +32,7 @@ from sparkstorm.topology.components import BasicBolt, Bolt, Component, is_statef
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.streams import ACKER_COMPONENT_ID
-from sparkstorm.topology.tuple import Tuple
+from sparkstorm.topology.tuple import Row, Tuple
 from sparkstorm.topology.windowing import is_windowed
 
 log = logging.getLogger(__name__)

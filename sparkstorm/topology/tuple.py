@@ -112,6 +112,10 @@ class Tuple:
         )
 
 
+Row = tuple[int, Tuple]
+"""A tuple in flight, addressed to its target task: (task id, tuple). Storm's ``AddressedTuple``."""
+
+
 def tick_tuple(freq_secs: float) -> Tuple:
     """A tick tuple as Storm sends it: from ``__system`` on ``__tick``, unanchored."""
     return Tuple([freq_secs], TICK_FIELDS, SYSTEM_COMPONENT_ID, TICK_STREAM_ID, SYSTEM_TASK_ID)

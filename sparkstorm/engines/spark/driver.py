@@ -38,7 +38,6 @@ from sparkstorm.config import (
     TOPOLOGY_NAME,
     spark_settings,
 )
-from sparkstorm.engines.base import StepResult
 from sparkstorm.engines.rows import (
     ARROW_SCHEMA,
     DRIVER_ORD,
@@ -55,11 +54,14 @@ from sparkstorm.engines.rows import (
 from sparkstorm.engines.spark.blocked_calls import BlockedCall, BlockedCallListener
 from sparkstorm.engines.spark.executor import CLEANUP_SUPERSTEP, run_partition
 from sparkstorm.engines.spark.session import create_session
+from sparkstorm.engines.wire import PartitionReport, StepResult
 from sparkstorm.errors import ComponentStateError, InvalidTopologyError, SparkStormError
-from sparkstorm.reliability.collectors import ReportedError, Row
+from sparkstorm.reliability.collectors import ReportedError
 from sparkstorm.tasks.task_runner import copy_component
 from sparkstorm.tasks.watchdog import blocked_message
 from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.streams import SYSTEM_COMPONENT_ID, SYSTEM_TASK_ID
+from sparkstorm.topology.tuple import Row
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -310,15 +312,15 @@ class SparkEngine:
             if kind == KIND_OUTCOMES:  # the envelope's task is the spout task of the roots
                 result.spout_rows.extend((task, tup) for tup in self.codec.tuples(payload))
             elif kind == KIND_META:
-                stats, errors, captured, debug, in_flight, pid, profile = pickle.loads(payload)
-                result.stats.extend(stats)
-                result.errors.extend(errors)
-                result.captured.extend(captured)
-                result.debug.extend(debug)
-                result.in_flight += in_flight
-                result.profile.merge(profile)
-                critical = max(critical, sum(profile.values()))
-                self.worker_pids.add(pid)
+                report: PartitionReport = pickle.loads(payload)
+                result.stats.extend(report.stats)
+                result.errors.extend(report.errors)
+                result.captured.extend(report.captured)
+                result.debug.extend(report.debug)
+                result.in_flight += report.in_flight
+                result.profile.merge(report.profile)
+                critical = max(critical, sum(report.profile.values()))
+                self.worker_pids.add(report.pid)
         result.profile.add("partition_critical", critical)
         return result
 
@@ -328,7 +330,7 @@ class SparkEngine:
             self.discard_in_flight()
             message = f"superstep {superstep} cancelled at the stop: {self._cancelled} had blocked"
             self._cancelled = None
-            error = ReportedError("__system", -1, now, message)
+            error = ReportedError(SYSTEM_COMPONENT_ID, SYSTEM_TASK_ID, now, message)
             return StepResult([], 0, errors=[error], superstep=superstep, lost=True)
         found = re.search(r"(ComponentStateError|InvalidTopologyError): (.*)", text)
         if found:  # a user error raised in the executor: the same on every retry
@@ -361,7 +363,10 @@ class SparkEngine:
         )
         self._held = None
         error = ReportedError(
-            "__system", -1, now, f"superstep {superstep} lost: {first_line[:500]}"
+            SYSTEM_COMPONENT_ID,
+            SYSTEM_TASK_ID,
+            now,
+            f"superstep {superstep} lost: {first_line[:500]}",
         )
         return StepResult([], 0, errors=[error], superstep=superstep, lost=True)
 

@@ -37,7 +37,6 @@ from sparkstorm.config import (
     SPARKSTORM_SPARK_RESIDENT,
     SPARKSTORM_SUPERSTEP_HOPS,
 )
-from sparkstorm.engines.base import Captured
 from sparkstorm.engines.rows import (
     KIND_CLEANUP,
     KIND_META,
@@ -50,7 +49,8 @@ from sparkstorm.engines.rows import (
     to_batch,
 )
 from sparkstorm.engines.spark.blocked_calls import BlockedCall, send_report
-from sparkstorm.reliability.collectors import ReportedError, Row
+from sparkstorm.engines.wire import Captured, PartitionReport
+from sparkstorm.reliability.collectors import ReportedError
 from sparkstorm.tasks.gc_tuning import fewer_collections
 from sparkstorm.tasks.hops import run_in_hops
 from sparkstorm.tasks.profile import Profile
@@ -58,7 +58,7 @@ from sparkstorm.tasks.task_runner import BoltTask
 from sparkstorm.tasks.task_state import restore, snapshot
 from sparkstorm.tasks.watchdog import Watchdog, blocked_message
 from sparkstorm.topology.plan import Plan
-from sparkstorm.topology.tuple import Tuple
+from sparkstorm.topology.tuple import Row, Tuple
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -301,8 +301,8 @@ def _run_tasks(
     profile.add("worker_arrow", clock() - started)
     yield batch
     # the statistics go in a batch of their own, so they can time the one above
-    notes = (stats, errors, captured, debug, in_flight, os.getpid(), profile)
-    meta = pickle.dumps(notes, protocol=5)
+    report = PartitionReport(stats, errors, captured, debug, in_flight, os.getpid(), profile)
+    meta = pickle.dumps(report, protocol=5)
     meta_cols = new_columns()
     append_row(meta_cols, -1, 0, 0, KIND_META, 0, meta)
     yield to_batch(meta_cols)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sparkstorm.control.clock import SimulatedClock
 from sparkstorm.control.superstep import TopologyRuntime
 from sparkstorm.engines import make_engine
-from sparkstorm.engines.base import StepResult
+from sparkstorm.engines.wire import StepResult
 from sparkstorm.tasks.metrics import TaskStats
 from tests.state.topology import build, sentences
 
