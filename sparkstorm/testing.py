@@ -30,7 +30,7 @@ from sparkstorm.control.clock import SimulatedClock, WallClock
 from sparkstorm.control.superstep import TopologyRuntime
 from sparkstorm.engines import ENGINES, make_engine
 from sparkstorm.errors import IdleTimeoutError
-from sparkstorm.reliability.collectors import ReportedError
+from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
 from sparkstorm.topology.builder import Topology
 from sparkstorm.topology.components import Spout
@@ -216,11 +216,7 @@ class LocalCluster:
                 return
             if time.monotonic() > deadline:
                 rt = busy[0]
-                msg = (
-                    f"topology {rt.name!r} is not idle after {limit} s: "
-                    f"{rt._in_flight} tuple(s) in flight, {rt.pending_count()} msg id(s) "
-                    f"pending, spouts emitted {rt._last_emitted} in the last superstep"
-                )
+                msg = f"topology {rt.name!r} is not idle after {limit} s: {rt.busy_with()}"
                 raise IdleTimeoutError(msg)
 
     def advance_time(self, secs: float) -> None:

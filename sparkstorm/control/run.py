@@ -24,7 +24,7 @@ from sparkstorm.control.clock import WallClock
 from sparkstorm.control.superstep import TopologyRuntime
 from sparkstorm.engines import make_engine
 from sparkstorm.errors import RunAborted
-from sparkstorm.reliability.collectors import ReportedError
+from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.tasks.watchdog import Watchdog
 from sparkstorm.topology.builder import Topology
 from sparkstorm.topology.streams import SYSTEM_COMPONENT_ID, SYSTEM_TASK_ID

@@ -38,7 +38,7 @@ from sparkstorm.control.clock import Clock
 from sparkstorm.engines.base import Engine
 from sparkstorm.engines.wire import StepResult
 from sparkstorm.errors import InvalidTopologyError
-from sparkstorm.reliability.collectors import ReportedError
+from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.reliability.debug import DEBUG_LOG
 from sparkstorm.tasks.gc_tuning import fewer_collections
 from sparkstorm.tasks.metrics import TaskStats, by_component, by_task
@@ -160,7 +160,7 @@ class TopologyRuntime:
         self._spout_captured: list[tuple[str, str, list[Any]]] = []
         for spout in self.spouts.values():
             if spout.component_id in captured:
-                spout.collector._captured = self._spout_captured
+                spout.collector.capture(self._spout_captured)
             spout.open()
         self._collect_spout_reports()
         self._epoch = clock.now()  # topology time starts once the engine and spouts are up
@@ -189,7 +189,7 @@ class TopologyRuntime:
         if not self.active and not self.killed:
             self.active = True
             for spout in self.spouts.values():
-                spout._guard(spout.spout.activate)
+                spout.guarded(spout.spout.activate)
             self._collect_spout_reports()
 
     def deactivate(self) -> None:
@@ -197,7 +197,7 @@ class TopologyRuntime:
         if self.active:
             self.active = False
             for spout in self.spouts.values():
-                spout._guard(spout.spout.deactivate)
+                spout.guarded(spout.spout.deactivate)
             self._collect_spout_reports()
 
     def idle(self) -> bool:
@@ -211,6 +211,13 @@ class TopologyRuntime:
             and not self._in_flight
             and not self._last_emitted
             and not (self.engine.busy and self._carrying)
+        )
+
+    def busy_with(self) -> str:
+        """What keeps the topology from being idle, in words (for a wait that timed out)."""
+        return (
+            f"{self._in_flight} tuple(s) in flight, {self.pending_count()} msg id(s) "
+            f"pending, spouts emitted {self._last_emitted} in the last superstep"
         )
 
     def step(self) -> None:
@@ -401,7 +408,7 @@ class TopologyRuntime:
         self._deliver_outcomes(self.now())
         for spout in self.spouts.values():
             spout.fail_all_pending(SHUTDOWN)
-            spout._guard(spout.spout.close)
+            spout.guarded(spout.spout.close)
         self._collect_spout_reports()
         self._report(self.engine.stop())
         self.killed = True

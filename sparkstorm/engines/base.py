@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from sparkstorm.engines.wire import StepResult
-from sparkstorm.reliability.collectors import ReportedError
+from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import Row
 

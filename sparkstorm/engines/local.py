@@ -19,7 +19,7 @@ from sparkstorm.config import (
 )
 from sparkstorm.engines.rows import KIND_TUPLES, RowCodec, new_columns
 from sparkstorm.engines.wire import Captured, StepResult
-from sparkstorm.reliability.collectors import ReportedError
+from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.tasks.hops import run_in_hops
 from sparkstorm.tasks.profile import Profile
 from sparkstorm.tasks.task_runner import BoltTask

@@ -104,10 +104,12 @@ class RowCodec:
             counts[task] += 1
             run = task_runs[-1] if task_runs else None
             if run is None or run[0] != tup.source_task or run[1] != tup.source_stream:
-                task_runs.append((tup.source_task, tup.source_stream, [tup.values], [tup._roots]))
+                task_runs.append(
+                    (tup.source_task, tup.source_stream, [tup.values], [tup.anchors_to_ids])
+                )
             else:
                 run[2].append(tup.values)
-                run[3].append(tup._roots)
+                run[3].append(tup.anchors_to_ids)
         for task, task_runs in runs.items():
             try:
                 payload = pickle.dumps(task_runs, protocol=5)

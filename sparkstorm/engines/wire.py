@@ -10,17 +10,13 @@ A tuple in flight is a :data:`~sparkstorm.topology.tuple.Row` (target task, tupl
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from sparkstorm.reliability.collectors import ReportedError
+from sparkstorm.reliability.base_collector import Captured, ReportedError
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.profile import Profile
 from sparkstorm.topology.tuple import Row
 
 __all__ = ["Captured", "PartitionReport", "Row", "StepResult"]
-
-Captured = list[tuple[str, str, list[Any]]]
-"""(component, stream, values) of every user emit, when the topology is captured."""
 
 
 @dataclass

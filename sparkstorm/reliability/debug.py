@@ -66,13 +66,14 @@ class DebugOutputCollector(_Noting, OutputCollector):
         self._note(f"BOLT ack TASK: {self._task_id} TIME: {_since(tup)} TUPLE: {tup}")
         super().ack(tup)
 
-    def _fail(self, tup: Tuple, reason: FailReason) -> None:
+    def fail_with(self, tup: Tuple, reason: FailReason) -> None:
+        """Note Storm's ``BOLT fail`` line, then fail ``tup``."""
         self._note(f"BOLT fail TASK: {self._task_id} TIME: {_since(tup)} TUPLE: {tup} ({reason})")
-        super()._fail(tup, reason)
+        super().fail_with(tup, reason)
 
 
 def _since(tup: Tuple) -> str:
-    received = tup._received
+    received = tup.received_at
     return f"{(time.time() - received) * 1000:.0f}" if received else "-"
 
 

@@ -4,7 +4,7 @@ A tracked emit (a msg id, ackers > 0) draws a root id and one edge id per target
 records the root as pending on the spout task, and tells acker task ``root mod n`` the
 root, the XOR of its edges and the spout task. Those inits go out as one
 ``__ack_init`` batch per acker task when the spout task's superstep ends
-(:meth:`SpoutOutputCollector._flush_inits`). With ackers = 0 the spout's ``ack`` runs
+(:meth:`SpoutOutputCollector.flush_inits`). With ackers = 0 the spout's ``ack`` runs
 inside ``emit``, as in Storm.
 """
 
@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from sparkstorm._types import MsgId
-from sparkstorm.reliability.collectors import _Emitter
+from sparkstorm.reliability.base_collector import BaseCollector
 from sparkstorm.topology.declarers import DEFAULT_STREAM_ID
 from sparkstorm.topology.groupings import StreamRoute
 from sparkstorm.topology.plan import Plan
@@ -37,7 +37,7 @@ class PendingTracker(Protocol):
         """Whether ``msg_id``'s message is in committed state already (it was acked)."""
 
 
-class SpoutOutputCollector(_Emitter):
+class SpoutOutputCollector(BaseCollector):
     """Emits for one spout task (Storm's ``SpoutOutputCollector``).
 
     Handed to ``open``; use it from ``next_tuple`` (or ``ack``/``fail``) of the same task.
@@ -111,7 +111,14 @@ class SpoutOutputCollector(_Emitter):
         self._init_roots.append(root)
         self._init_vals.append(ack_val)
 
-    def _flush_inits(self) -> None:
+    def skip_committed(self, skip: bool) -> None:
+        """Drop emits of messages already in committed state (after a restart), or stop.
+
+        Called by the spout task, never by user code.
+        """
+        self._skipping = skip
+
+    def flush_inits(self) -> None:
         """Send the inits of this superstep's tracked emits, one batch per acker task."""
         if self._init_roots:
             roots = np.array(self._init_roots, np.uint64)

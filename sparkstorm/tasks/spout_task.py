@@ -112,28 +112,28 @@ class SpoutTask:
     # -- called by the runtime ---------------------------------------------------------
     def open(self) -> None:
         """Call the spout's ``open``."""
-        self._guard(self.spout.open, self.conf, self.context, self.collector)
+        self.guarded(self.spout.open, self.conf, self.context, self.collector)
 
     def begin(self, superstep: int, now: float) -> None:
         """Start a superstep: its ids and clock, for every emit until the next one."""
         self.now = now
         ids = id_source(self.seed, superstep, self.task_id)
-        self.collector._begin(self.outbox, ids, now, superstep)
+        self.collector.begin(self.outbox, ids, now, superstep)
         if self.replays is not None:
-            self.collector._skipping = bool(self.replays.skip.get(self.component_id))
+            self.collector.skip_committed(bool(self.replays.skip.get(self.component_id)))
 
     def skip_committed(self, sources: CommittedSources) -> None:
         """Ack, without emitting, messages that ``sources`` says are committed already."""
         self.replays = sources
-        self.collector._skipping = bool(sources.skip.get(self.component_id))
+        self.collector.skip_committed(bool(sources.skip.get(self.component_id)))
 
     def drain(self) -> list[Row]:
         """What the spout emitted since the last drain, with its acker inits."""
-        self.collector._flush_inits()
+        self.collector.flush_inits()
         self.stats.emitted = self.collector.emitted  # also after an interrupted next_batch
         self.stats.transferred = self.collector.transferred
         rows, self.outbox = self.outbox, []
-        self.collector._out = self.outbox
+        self.collector.send_to(self.outbox)
         return rows
 
     def next_batch(self, max_calls: int) -> int:
@@ -254,7 +254,7 @@ class SpoutTask:
         self.stats.acked += 1
         if self.collector.debug is not None:
             self.collector.debug.append(f"SPOUT Acking message {msg_id!r}")
-        self._guard(self.spout.ack, msg_id)
+        self.guarded(self.spout.ack, msg_id)
 
     def _call_fail(self, msg_id: MsgId, reason: FailReason) -> None:
         self.stats.failed += 1
@@ -263,11 +263,11 @@ class SpoutTask:
         if self.collector.debug is not None:
             self.collector.debug.append(f"SPOUT Failing {msg_id!r}: {reason}")
         if self._fail_takes_reason:
-            self._guard(self.spout.fail, msg_id, reason)
+            self.guarded(self.spout.fail, msg_id, reason)
         else:
-            self._guard(self.spout.fail, msg_id)
+            self.guarded(self.spout.fail, msg_id)
 
-    def _guard(self, method: Any, *args: Any) -> bool:
+    def guarded(self, method: Any, *args: Any) -> bool:
         """Call a spout method; report an exception with component and task, return False."""
         calling, self.calling = self.calling, method.__name__
         try:

@@ -47,19 +47,20 @@ class StatefulOutputCollector(OutputCollector):
 
     def ack(self, tup: Tuple) -> None:
         """Ack ``tup`` once a checkpoint holds its effect (Storm's stateful bolts do too)."""
-        if tup._received < self.rolled_back_at:
+        if tup.received_at < self.rolled_back_at:
             return
-        if tup._roots:
+        if tup.anchors_to_ids:
             self.unacked -= 1
         super().ack(tup)
 
-    def _fail(self, tup: Tuple, reason: FailReason) -> None:
-        if tup._received < self.rolled_back_at:
+    def fail_with(self, tup: Tuple, reason: FailReason) -> None:
+        """Fail ``tup``; a tracked input may have changed the state, so roll back."""
+        if tup.received_at < self.rolled_back_at:
             return
-        if tup._roots:
+        if tup.anchors_to_ids:
             self.unacked -= 1
             self.state_failures += 1  # what it changed may be in the state: roll back
-        super()._fail(tup, reason)
+        super().fail_with(tup, reason)
 
 
 class DebugStatefulOutputCollector(DebugOutputCollector, StatefulOutputCollector):
@@ -104,7 +105,7 @@ class StatefulBoltExecutor(Bolt):
         ):
             self._checkpoint(*tup.values)
             return
-        if tup._roots:
+        if tup.anchors_to_ids:
             self.collector.unacked += 1
         self.delegate.execute(tup)
 

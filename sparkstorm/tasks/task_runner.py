@@ -171,15 +171,15 @@ class BoltTask:
         """
         collector = self.collector
         ids = id_source(self.seed, superstep, self.task_id, hop)
-        collector._begin(out, ids, now, superstep, hop)
-        collector._captured = captured
+        collector.begin(out, ids, now, superstep, hop)
+        collector.capture(captured)
         execute = self.bolt.execute
         started = time.perf_counter()
         executed = len(tuples)
         if self.broken is not None:
             reason = FailReason("error", self.component_id, self.task_id, self.broken)
             for tup in tuples:
-                collector._fail(tup, reason)
+                collector.fail_with(tup, reason)
         elif isinstance(self.bolt, Acker):
             # the acker applies a superstep's messages at once; it counts the roots they name
             executed = self.bolt.execute_batch(tuples)
@@ -187,15 +187,17 @@ class BoltTask:
             wall = time.time
             for tup in tuples:
                 self.current = tup
-                tup._received = wall()  # for process latency (Storm: receipt to ack)
+                tup.received_at = wall()  # for process latency (Storm: receipt to ack)
                 try:
                     execute(tup)
                 except Exception as exc:
                     collector.report_error(exc)
                     text = f"{type(exc).__name__}: {exc}"
-                    collector._fail(tup, FailReason("error", self.component_id, self.task_id, text))
+                    collector.fail_with(
+                        tup, FailReason("error", self.component_id, self.task_id, text)
+                    )
         self.current = None
-        collector._flush_acks()
+        collector.flush_acks()
         stats = self.stats
         stats.execute_secs += time.perf_counter() - started
         stats.executed += executed

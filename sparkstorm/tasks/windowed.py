@@ -89,7 +89,7 @@ class WindowedBoltExecutor(Bolt):
 
     def execute(self, tup: Tuple) -> None:
         """Add an input to the buffer, or fire what is due on a tick."""
-        now = self.collector._now
+        now = self.collector.now
         if (
             tup.source_stream == CHECKPOINT_STREAM_ID
             and tup.source_component == SYSTEM_COMPONENT_ID
@@ -127,7 +127,7 @@ class WindowedBoltExecutor(Bolt):
             return float(tup[self.field])  # type: ignore[index]
         except (KeyError, ValueError, TypeError, IndexError) as exc:
             msg = (
-                f"windowed bolt {self.collector._component_id!r}: the timestamp field "
+                f"windowed bolt {self.collector.component_id!r}: the timestamp field "
                 f"{self.field!r} of a tuple from {tup.source_component!r} stream "
                 f"{tup.source_stream!r} is not a number of seconds ({exc!r}); "
                 f"fields: {list(tup.fields)}"
@@ -143,7 +143,7 @@ class WindowedBoltExecutor(Bolt):
         elif self.late == 1 or self.late % 1000 == 0:
             self.collector.report_error(
                 ValueError(
-                    f"windowed bolt {self.collector._component_id!r}: {self.late} late "
+                    f"windowed bolt {self.collector.component_id!r}: {self.late} late "
                     f"tuple(s) so far (event time {ts} < watermark {self.watermark}) were "
                     f"acked without being in a window; give it with_late_tuple_stream(...) "
                     f"to process them, or with_lag(...) to wait longer"
@@ -154,7 +154,7 @@ class WindowedBoltExecutor(Bolt):
     def _stop(self) -> None:
         """Fail what the windows hold with ``shutdown``: its spouts replay it after."""
         for _, tup in self.buffer:
-            self.collector._fail(tup, SHUTDOWN)
+            self.collector.fail_with(tup, SHUTDOWN)
         self.buffer, self.fresh, self.arrived = [], [], 0
 
     def _fire_at(self, now: float) -> None:
@@ -275,10 +275,10 @@ class WindowedBoltExecutor(Bolt):
         self.buffer = [(ts, t) for ts, t in self.buffer if id(t) not in failed]
         collector = self.collector
         reason = FailReason(
-            "error", collector._component_id, collector._task_id, f"{type(exc).__name__}: {exc}"
+            "error", collector.component_id, collector.task_id, f"{type(exc).__name__}: {exc}"
         )
         for tup in window:
-            collector._fail(tup, reason)
+            collector.fail_with(tup, reason)
 
     def _drop(self, n: int) -> None:
         """The ``n`` oldest tuples can be in no later window: ack them."""

@@ -24,9 +24,9 @@ _STATE = (
     "source_component",
     "source_stream",
     "source_task",
-    "_roots",
+    "anchors_to_ids",
     "_ack_val",
-    "_received",
+    "received_at",
 )
 """What a held tuple keeps when a bolt's state is snapshotted."""
 
@@ -47,9 +47,9 @@ class Tuple:
 
     __slots__ = (
         "_ack_val",
-        "_received",
-        "_roots",
+        "anchors_to_ids",
         "fields",
+        "received_at",
         "source_component",
         "source_stream",
         "source_task",
@@ -70,9 +70,9 @@ class Tuple:
         self.source_component = source_component
         self.source_stream = source_stream
         self.source_task = source_task
-        self._roots = roots
+        self.anchors_to_ids = roots
         self._ack_val = 0
-        self._received = 0.0
+        self.received_at = 0.0
 
     def __getitem__(self, key: int | str) -> Any:
         try:
@@ -96,7 +96,7 @@ class Tuple:
     @property
     def message_id(self) -> dict[int, int]:
         """Root id -> edge id for every tree this tuple belongs to (empty if unanchored)."""
-        return dict(self._roots or {})
+        return dict(self.anchors_to_ids or {})
 
     def __getstate__(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in _STATE)

@@ -56,7 +56,7 @@ from sparkstorm.engines.spark.executor import CLEANUP_SUPERSTEP, run_partition
 from sparkstorm.engines.spark.session import create_session
 from sparkstorm.engines.wire import PartitionReport, StepResult
 from sparkstorm.errors import ComponentStateError, InvalidTopologyError, SparkStormError
-from sparkstorm.reliability.collectors import ReportedError
+from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.tasks.task_runner import copy_component
 from sparkstorm.tasks.watchdog import blocked_message
 from sparkstorm.topology.plan import Plan

@@ -50,7 +50,7 @@ from sparkstorm.engines.rows import (
 )
 from sparkstorm.engines.spark.blocked_calls import BlockedCall, send_report
 from sparkstorm.engines.wire import Captured, PartitionReport
-from sparkstorm.reliability.collectors import ReportedError
+from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.tasks.gc_tuning import fewer_collections
 from sparkstorm.tasks.hops import run_in_hops
 from sparkstorm.tasks.profile import Profile

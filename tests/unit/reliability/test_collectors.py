@@ -51,17 +51,17 @@ def test_spout_emit_sends_init_with_xor_of_edges():
     spout_task = plan.component_tasks("s")[0]
     c = SpoutOutputCollector(plan, spout_task, tracker)
     out = []
-    c._begin(out, id_source(0, 0, spout_task), 0.0, 0)
+    c.begin(out, id_source(0, 0, spout_task), 0.0, 0)
     targets = c.emit(["x"], msg_id="m")
     assert targets == plan.component_tasks("a")
     assert [tup.source_stream for _, tup in out] == ["default"] * len(targets)
-    c._flush_inits()  # inits leave as one batch per acker task when the superstep ends
+    c.flush_inits()  # inits leave as one batch per acker task when the superstep ends
     data = [tup for task, tup in out if tup.source_stream == "default"]
     (init,) = [tup for task, tup in out if tup.source_stream == ACKER_INIT_STREAM_ID]
     (root,) = init.values[0].tolist()
     assert tracker.tracked == [(root, "m")]
-    assert all(list(t._roots) == [root] for t in data)
-    assert init.values[1].tolist() == [reduce(xor, (t._roots[root] for t in data))]
+    assert all(list(t.anchors_to_ids) == [root] for t in data)
+    assert init.values[1].tolist() == [reduce(xor, (t.anchors_to_ids[root] for t in data))]
     assert init.values[2] == spout_task
 
 
@@ -70,10 +70,10 @@ def test_spout_emit_without_ackers_acks_inside_emit():
     tracker = Tracker()
     c = SpoutOutputCollector(plan, plan.component_tasks("s")[0], tracker)
     out = []
-    c._begin(out, id_source(0, 0, 1), 0.0, 0)
+    c.begin(out, id_source(0, 0, 1), 0.0, 0)
     c.emit(["x"], msg_id="m")
     assert tracker.acked == ["m"] and tracker.tracked == []
-    assert all(tup._roots is None for _, tup in out)
+    assert all(tup.anchors_to_ids is None for _, tup in out)
 
 
 def test_bolt_emit_and_ack_arithmetic_cancels_out():
@@ -81,19 +81,19 @@ def test_bolt_emit_and_ack_arithmetic_cancels_out():
     task = plan.component_tasks("a")[0]
     c = OutputCollector(plan, task)
     out = []
-    c._begin(out, id_source(0, 1, task), 0.0, 1)
+    c.begin(out, id_source(0, 1, task), 0.0, 1)
     parent = Tuple(["x"], Fields("v"), "s", "default", 9, {111: 0b1010, 222: 0b0110})
     c.emit(["y"], parent)
     c.emit(["z"], [parent, parent])  # anchoring twice to the same tuple is allowed
     children = [tup for _, tup in out]
-    assert [sorted(ch._roots) for ch in children] == [[111, 222], [111, 222]]
+    assert [sorted(ch.anchors_to_ids) for ch in children] == [[111, 222], [111, 222]]
     c.ack(parent)
-    c._flush_acks()
+    c.flush_acks()
     (batch,) = [tup for _, tup in out if tup.source_stream == ACKER_ACK_STREAM_ID]
     acks = dict(zip(batch.values[0].tolist(), batch.values[1].tolist(), strict=True))
-    for root, edge in parent._roots.items():
+    for root, edge in parent.anchors_to_ids.items():
         # what reaches the acker for this root, plus the children's own acks, is the edge
-        child_edges = reduce(xor, (ch._roots[root] for ch in children))
+        child_edges = reduce(xor, (ch.anchors_to_ids[root] for ch in children))
         assert acks[root] ^ child_edges == edge
 
 
@@ -102,13 +102,13 @@ def test_unanchored_and_rootless_anchors_create_no_edges():
     task = plan.component_tasks("a")[0]
     c = OutputCollector(plan, task)
     out = []
-    c._begin(out, id_source(0, 1, task), 0.0, 1)
+    c.begin(out, id_source(0, 1, task), 0.0, 1)
     unanchored_input = Tuple(["x"], Fields("v"), "s", "default", 9)
     c.emit(["y"], unanchored_input)
     c.emit(["z"])
     c.ack(unanchored_input)
-    c._flush_acks()
-    assert [tup._roots for _, tup in out] == [None, None]
+    c.flush_acks()
+    assert [tup.anchors_to_ids for _, tup in out] == [None, None]
     assert unanchored_input._ack_val == 0
 
 
@@ -117,14 +117,14 @@ def test_fail_flushes_the_acks_sent_before_it_first():
     task = plan.component_tasks("a")[0]
     c = OutputCollector(plan, task)
     out = []
-    c._begin(out, id_source(0, 1, task), 0.0, 1)
+    c.begin(out, id_source(0, 1, task), 0.0, 1)
     t1 = Tuple(["x"], Fields("v"), "s", "default", 9, {5: 1})
     t2 = Tuple(["x"], Fields("v"), "s", "default", 9, {5: 2})
     t3 = Tuple(["x"], Fields("v"), "s", "default", 9, {6: 4})
     c.ack(t1)
     c.ack(t3)
     c.fail(t2)
-    c._flush_acks()
+    c.flush_acks()
     sent = [(tup.source_stream, np.asarray(tup.values[0]).tolist()) for _, tup in out]
     assert sent == [("__ack_ack", [5, 6]), ("__ack_fail", 5)]
 
@@ -134,11 +134,11 @@ def test_acks_are_batched_per_acker_task_by_root_mod_n():
     task = plan.component_tasks("a")[0]
     c = OutputCollector(plan, task)
     out = []
-    c._begin(out, id_source(0, 1, task), 0.0, 1)
+    c.begin(out, id_source(0, 1, task), 0.0, 1)
     roots = [3, 4, 7, 9, 2**64 - 2]
     for root in roots:
         c.ack(Tuple(["x"], Fields("v"), "s", "default", 9, {root: root + 1}))
-    c._flush_acks()
+    c.flush_acks()
     got = {target: tup.values[0].tolist() for target, tup in out}
     assert len(out) == 3  # one batch per acker task, not one message per root
     assert got == {plan.acker_tasks[i]: [r for r in roots if r % 3 == i] for i in range(3)}
@@ -169,7 +169,7 @@ def test_a_spout_emitting_once_every_other_superstep_still_shuffles_round_robin(
     c = SpoutOutputCollector(plan, plan.component_tasks("s")[0], Tracker())
     seen = []
     for superstep in range(0, 40, 2):  # a paced spout, due every other superstep
-        c._begin([], id_source(0, superstep, 0), 0.0, superstep)
+        c.begin([], id_source(0, superstep, 0), 0.0, superstep)
         seen += [t for t in c.emit(["x"], msg_id=superstep) if t in plan.component_tasks("c")]
     first, second = plan.component_tasks("c")
     assert seen == [first, second] * 10 or seen == [second, first] * 10
@@ -181,7 +181,7 @@ def test_a_bolt_emitting_once_every_other_superstep_spreads_its_tuples():
     c = OutputCollector(plan, task)
     seen = []
     for superstep in range(0, 400, 2):
-        c._begin([], id_source(0, superstep, task), 0.0, superstep)
+        c.begin([], id_source(0, superstep, task), 0.0, superstep)
         seen += c.emit(["x"])
     counts = [seen.count(t) for t in plan.component_tasks("b")]
     assert min(counts) > 70, counts  # about 100 each: not all to one task
