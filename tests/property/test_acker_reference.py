@@ -11,6 +11,7 @@ ticks between some: every batch's outcomes and the final pending map must agree.
 from __future__ import annotations
 
 from functools import reduce
+from itertools import pairwise
 from operator import xor
 
 import numpy as np
@@ -144,9 +145,9 @@ def trees(draw):
 @given(trees(), st.data())
 def test_the_batched_acker_decides_as_the_one_tree_at_a_time_reference(messages, data):
     batched, reference = AckerHarness(), ReferenceAcker()
-    cuts = sorted(data.draw(st.sets(st.integers(0, len(messages)), max_size=5)))
+    cuts = sorted(data.draw(st.sets(st.integers(0, len(messages)), max_size=8)))
     bounds = [0, *cuts, len(messages)]
-    for start, end in zip(bounds, bounds[1:], strict=False):
+    for start, end in pairwise(bounds):
         batch = messages[start:end]
         if batch:
             assert send_to_acker(batched, batch) == reference.batch(batch)
