@@ -438,12 +438,12 @@ def main(argv: list[str] | None = None) -> int:
     until_idle = args.until_idle or (args.duration is None and getattr(module, "UNTIL_IDLE", False))
 
     def started(runtime: Any) -> None:
-        url = getattr(runtime.engine, "ui_url", None)
+        url = runtime.engine.ui_url
         if url:
             console.print(f"Spark UI: {url}")
         if runtime.api_url:
             console.print(f"UI: {runtime.api_url}/  (REST API: /api/v1/topology/{name})")
-        log_file = getattr(runtime.engine, "log_file", None)
+        log_file = runtime.engine.log_file
         if log_file:
             console.print(f"Spark log: {log_file}")
 

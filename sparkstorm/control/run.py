@@ -216,8 +216,8 @@ def _serve(runtime: TopologyRuntime, name: str, engine: str, master: str | None)
         engine=engine,
         token=runtime.conf[SPARKSTORM_UI_TOKEN] or secrets.token_urlsafe(16),
         loopback=is_loopback(host),
-        master=getattr(runtime.engine, "master", master),
-        spark_ui=getattr(runtime.engine, "ui_url", None),
+        master=runtime.engine.master or master,
+        spark_ui=runtime.engine.ui_url,
     )
     server = ControlServer(control, host, runtime.conf[SPARKSTORM_UI_PORT])
     _publish(server, runtime)

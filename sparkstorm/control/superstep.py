@@ -352,8 +352,7 @@ class TopologyRuntime:
                 where = f"{spout.calling}() of spout {spout.component_id!r} task {spout.task_id}"
                 stats = spout.stats
                 return where, (spout.collector.emitted, stats.acked, stats.failed)
-        task = getattr(self.engine, "running", None)
-        return task.call_under_way() if task is not None else None
+        return self.engine.call_under_way()
 
     @property
     def in_flight(self) -> int:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from pathlib import Path
+from typing import Any, Protocol
 
 from sparkstorm.engines.wire import StepResult
 from sparkstorm.reliability.base_collector import ReportedError
@@ -22,6 +23,19 @@ class Engine(Protocol):
     """
 
     name: str
+
+    @property
+    def master(self) -> str | None:
+        """The Spark master the engine runs on (``local[*]``, ``spark://...``); None locally."""
+
+    @property
+    def ui_url(self) -> str | None:
+        """The Spark UI's address, when one runs."""
+
+    @property
+    def log_file(self) -> Path | None:
+        """Where Spark's own log goes, when this engine started Spark's JVM."""
+
     target_superstep_secs: float
     """How long a superstep should take when spouts have plenty to emit (see
     :mod:`sparkstorm.control.batch_sizing`); ``sparkstorm.superstep.target.secs`` overrides."""
@@ -44,6 +58,13 @@ class Engine(Protocol):
 
     def discard_in_flight(self) -> None:
         """Drop every tuple in flight (keep the tasks' state); nothing may be running."""
+
+    def call_under_way(self) -> tuple[str, Any] | None:
+        """A bolt call running in the driver's process now and a progress marker, or None.
+
+        The driver's watchdog samples it; an engine whose tasks run elsewhere returns
+        None and reports blocked calls through :attr:`blocked`.
+        """
 
     @property
     def blocked(self) -> str | None:

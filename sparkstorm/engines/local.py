@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import time
 from itertools import chain
+from pathlib import Path
+from typing import Any
 
 from sparkstorm.config import (
     SPARKSTORM_SPARK_PARTITIONS,
@@ -46,6 +48,14 @@ class LocalEngine:
         self._capture: frozenset[str] = frozenset()
         self.running: BoltTask | None = None
         """The task whose superstep runs now, for the watchdog."""
+        self.master: str | None = None
+        self.ui_url: str | None = None
+        self.log_file: Path | None = None
+
+    def call_under_way(self) -> tuple[str, Any] | None:
+        """The running task's call (see ``BoltTask.call_under_way``), or None."""
+        task = self.running
+        return task.call_under_way() if task is not None else None
 
     def start(self, plan: Plan, seed: int, capture: frozenset[str]) -> None:
         """Deal the tasks over workers as Spark would; create and prepare each task."""

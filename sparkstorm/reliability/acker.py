@@ -20,7 +20,7 @@ With stateful bolts, their acks are held until a checkpoint commits (:mod:`.held
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,6 +40,9 @@ from sparkstorm.topology.streams import (
     TICK_STREAM_ID,
 )
 from sparkstorm.topology.tuple import Tuple
+
+if TYPE_CHECKING:
+    from sparkstorm.tasks.metrics import TaskStats
 
 INIT, ACK, HOLD, FAIL, RESET = range(5)
 _KIND = {
@@ -121,6 +124,11 @@ class Acker(Bolt):
     def unready(self) -> int:
         """Trees with a tuple not yet acked anywhere (a checkpoint waits for them)."""
         return 0 if self.held is None else self.held.unready
+
+    def report_stats(self, stats: TaskStats) -> None:
+        """Copy the checkpoint counters into the task's statistics (stateful topologies)."""
+        if self.held is not None:
+            stats.unready, stats.state_failures = self.held.unready, self.held.state_failures
 
     def _apply(self, tuples: list[Tuple]) -> int:
         """Combine the messages per root, apply them to the pending map, decide."""

@@ -146,8 +146,10 @@ class StatefulBoltExecutor(Bolt):
         assert self.state is not None
         return [self.state] if self.windows is None else [self.state, self.windows]
 
-    def report(self, stats: TaskStats) -> None:
-        """Copy the task's checkpoint counters into ``stats``."""
+    def report_stats(self, stats: TaskStats) -> None:
+        """Copy the task's checkpoint counters (and its windows' late count) into ``stats``."""
+        if isinstance(self.delegate, PersistentWindowExecutor):
+            self.delegate.report_stats(stats)
         stats.state_failures = self.collector.state_failures
         stats.prepared_txid = self.prepared_txid
         stats.checkpoint_keys = self.checkpoint_keys

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import pickle
 import time
+from collections.abc import Callable
 from typing import Any
 
 import cloudpickle
@@ -117,17 +118,24 @@ class BoltTask:
         """The tuple ``execute`` runs on now, for the watchdog (None between supersteps)."""
         self.calling: str | None = None
         """``prepare`` or ``cleanup`` while the bolt's one runs, for the watchdog."""
+        self.report_stats: Callable[[TaskStats], None] | None = None
+        """The executor's own counters into the task's statistics (stateful, windowed, acker)."""
         if component_id == ACKER_COMPONENT_ID:
-            self.bolt: Bolt = Acker(stateful=bool(plan.stateful_tasks))
-        else:
-            obj = copy_component(plan.components[component_id].obj, component_id)
-            self.bolt = BasicBoltExecutor(obj) if isinstance(obj, BasicBolt) else obj
-            if is_stateful(obj) and is_windowed(obj):
-                self.bolt = StatefulBoltExecutor(PersistentWindowExecutor(obj), obj)
-            elif is_stateful(obj):
-                self.bolt = StatefulBoltExecutor(self.bolt, obj)
-            elif is_windowed(obj):
-                self.bolt = WindowedBoltExecutor(obj)
+            acker = Acker(stateful=bool(plan.stateful_tasks))
+            self.bolt: Bolt = acker
+            self.report_stats = acker.report_stats
+            return
+        obj = copy_component(plan.components[component_id].obj, component_id)
+        self.bolt = BasicBoltExecutor(obj) if isinstance(obj, BasicBolt) else obj
+        executor: StatefulBoltExecutor | WindowedBoltExecutor | None = None
+        if is_stateful(obj) and is_windowed(obj):
+            executor = StatefulBoltExecutor(PersistentWindowExecutor(obj), obj)
+        elif is_stateful(obj):
+            executor = StatefulBoltExecutor(self.bolt, obj)
+        elif is_windowed(obj):
+            executor = WindowedBoltExecutor(obj)
+        if executor is not None:
+            self.bolt, self.report_stats = executor, executor.report_stats
 
     def call_under_way(self) -> tuple[str, Any] | None:
         """The bolt's call running now and a progress marker (the watchdog's probe).
@@ -204,15 +212,8 @@ class BoltTask:
         stats.emitted, stats.transferred = collector.emitted, collector.transferred
         stats.acked, stats.failed = collector.acked, collector.failed
         stats.process_secs = collector.process_secs
-        bolt = self.bolt
-        if isinstance(bolt, StatefulBoltExecutor):
-            bolt.report(stats)
-            if isinstance(bolt.delegate, WindowedBoltExecutor):
-                stats.late_tuples = bolt.delegate.late
-        elif isinstance(bolt, Acker) and bolt.stateful:
-            stats.unready, stats.state_failures = bolt.unready, bolt.state_failures
-        elif isinstance(bolt, WindowedBoltExecutor):
-            stats.late_tuples = bolt.late
+        if self.report_stats is not None:
+            self.report_stats(stats)
 
     def cleanup(self) -> None:
         """Call the bolt's ``cleanup``; errors are reported, not raised."""

@@ -35,6 +35,7 @@ from sparkstorm.topology.windowing import Count, Duration, TupleWindow, Windowed
 
 if TYPE_CHECKING:
     from sparkstorm.state.key_value import KeyValueState
+    from sparkstorm.tasks.metrics import TaskStats
 
 
 class WindowedOutputCollector:
@@ -86,6 +87,10 @@ class WindowedBoltExecutor(Bolt):
         self.collector = collector
         self.windowed = WindowedOutputCollector(collector)
         self.delegate.prepare(conf, context, self.windowed)  # type: ignore[arg-type]
+
+    def report_stats(self, stats: TaskStats) -> None:
+        """Copy the count of late tuples into the task's statistics."""
+        stats.late_tuples = self.late
 
     def execute(self, tup: Tuple) -> None:
         """Add an input to the buffer, or fire what is due on a tick."""

@@ -396,6 +396,10 @@ class SparkEngine:
         path: Path | None = getattr(self.spark, "sparkstorm_log_file", None)
         return path
 
+    def call_under_way(self) -> tuple[str, Any] | None:
+        """None: bolt calls run in executors, which report blocked ones themselves."""
+        return None
+
     def stop(self) -> list[ReportedError]:
         """Call ``cleanup`` on every task where its state lives; drop the rows in flight."""
         from pyspark.sql.functions import col
