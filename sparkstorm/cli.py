@@ -23,7 +23,7 @@ import uuid
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cloudpickle
 from rich.console import Console
@@ -32,6 +32,9 @@ from rich.live import Live
 from sparkstorm.config import SPARK_PREFIX, check_key, check_value, parse_value, resolve
 from sparkstorm.errors import InvalidTopologyError, RunAborted, SparkStormError
 from sparkstorm.topology.builder import Topology
+
+if TYPE_CHECKING:
+    from sparkstorm.control.run import RunResult
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 REFRESH_SECS = 0.5
@@ -410,9 +413,6 @@ def setup_logging() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
-    from sparkstorm.control.run import run
-    from sparkstorm.display import stats_table
-
     args = build_parser().parse_args(argv)  # bad usage: argparse exits with 2
     if args.command != "run":
         return control(args)
@@ -420,6 +420,48 @@ def main(argv: list[str] | None = None) -> int:
     # piped output (a log, CI) is not cut at 80 columns: the tables need about 110
     piped = not sys.stdout.isatty() and "COLUMNS" not in os.environ
     console = Console(stderr=False, width=160 if piped else None)
+    loaded = _load(args)
+    if isinstance(loaded, int):
+        return loaded
+    topology, conf, module = loaded
+    name = args.name or Path(args.target.split(":")[0]).stem.split(".")[-1]
+    until_idle = args.until_idle or (args.duration is None and getattr(module, "UNTIL_IDLE", False))
+    options: dict[str, Any] = {
+        "master": args.master,
+        "duration": args.duration,
+        "until_idle": until_idle,
+        "name": name,
+        "spark_ui": not args.no_spark_ui,
+        "api": not args.no_ui,
+        **_callbacks(console, name),
+    }
+    if not args.no_ui:
+        from sparkstorm.control import registry
+
+        try:
+            registry.check_free(name)  # before Spark starts, not after
+        except ValueError as exc:
+            print(f"sparkstorm: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    try:
+        result = _run(topology, conf, args, console, options)
+    except InvalidTopologyError as exc:
+        print(f"sparkstorm: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except RunAborted as exc:
+        print(f"sparkstorm: {exc}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        print("sparkstorm: interrupted during start-up; nothing ran", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except SparkStormError as exc:
+        print(f"sparkstorm: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    return _finish(result, args, module, console)
+
+
+def _load(args: argparse.Namespace) -> tuple[Topology, dict[str, Any], Any] | int:
+    """The topology, its configuration (checked) and its module; an exit code if bad."""
     try:
         overrides = parse_conf(args.conf)
         if args.spark_conf:
@@ -434,8 +476,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("sparkstorm: interrupted while loading the topology", file=sys.stderr)
         return EXIT_INTERRUPTED
-    name = args.name or Path(args.target.split(":")[0]).stem.split(".")[-1]
-    until_idle = args.until_idle or (args.duration is None and getattr(module, "UNTIL_IDLE", False))
+    return topology, conf, module
+
+
+def _callbacks(console: Console, name: str) -> dict[str, Any]:
+    """``run``'s ``on_start`` and ``on_stopping``: what the terminal says at each."""
 
     def started(runtime: Any) -> None:
         url = runtime.engine.ui_url
@@ -455,81 +500,59 @@ def main(argv: list[str] | None = None) -> int:
                 f"trees to complete (Ctrl-C again to abort)"
             )
 
-    options: dict[str, Any] = {
-        "on_stopping": stopping,
-        "master": args.master,
-        "duration": args.duration,
-        "until_idle": until_idle,
-        "name": name,
-        "on_start": started,
-        "spark_ui": not args.no_spark_ui,
-        "api": not args.no_ui,
-    }
-    if not args.no_ui:
-        from sparkstorm.control import registry
+    return {"on_start": started, "on_stopping": stopping}
 
-        try:
-            registry.check_free(name)  # before Spark starts, not after
-        except ValueError as exc:
-            print(f"sparkstorm: error: {exc}", file=sys.stderr)
-            return EXIT_USAGE
-    try:
-        if args.quiet:
-            result = run(topology, conf, args.engine, **options)
-        else:
-            with Live(console=console, refresh_per_second=2, transient=True) as live:
 
-                def progress(runtime: Any) -> None:
-                    title = (
-                        f"{name}  t={runtime.now():.0f}s  in flight {runtime.in_flight:,}  "
-                        f"supersteps {runtime.supersteps_run:,}"
-                    )
-                    live.update(stats_table(runtime.stats(), title))
+def _run(
+    topology: Topology,
+    conf: dict[str, Any],
+    args: argparse.Namespace,
+    console: Console,
+    options: dict[str, Any],
+) -> RunResult:
+    """Run the topology, with the live table unless ``--quiet``."""
+    from sparkstorm.control.run import run
+    from sparkstorm.display import stats_table
 
-                result = run(
-                    topology,
-                    conf,
-                    args.engine,
-                    on_progress=progress,
-                    progress_secs=REFRESH_SECS,
-                    **options,
-                )
-    except InvalidTopologyError as exc:
-        print(f"sparkstorm: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    except RunAborted as exc:
-        print(f"sparkstorm: {exc}", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except KeyboardInterrupt:
-        print("sparkstorm: interrupted during start-up; nothing ran", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except SparkStormError as exc:
-        print(f"sparkstorm: error: {exc}", file=sys.stderr)
-        return EXIT_FAILED
-    if args.stats_json:
-        Path(args.stats_json).write_text(
-            json.dumps(
-                {
-                    "name": name,
-                    "engine": args.engine,
-                    "elapsed_secs": result.elapsed_secs,
-                    "startup_secs": result.startup_secs,
-                    "supersteps": result.supersteps,
-                    "interrupted": result.interrupted,
-                    "profile_secs": result.profile,
-                    "components": result.stats,
-                    "errors": [vars(e) for e in result.errors],
-                },
-                indent=2,
-                default=str,
+    if args.quiet:
+        return run(topology, conf, args.engine, **options)
+    with Live(console=console, refresh_per_second=2, transient=True) as live:
+
+        def progress(runtime: Any) -> None:
+            title = (
+                f"{options['name']}  t={runtime.now():.0f}s  in flight "
+                f"{runtime.in_flight:,}  supersteps {runtime.supersteps_run:,}"
             )
+            live.update(stats_table(runtime.stats(), title))
+
+        return run(
+            topology, conf, args.engine, on_progress=progress, progress_secs=REFRESH_SECS, **options
         )
+
+
+def _finish(result: RunResult, args: argparse.Namespace, module: Any, console: Console) -> int:
+    """Write ``--stats-json``, print the summary and the module's ``report``; the exit code."""
+    from sparkstorm.display import stats_table
+
+    if args.stats_json:
+        summary = {
+            "name": result.name,
+            "engine": args.engine,
+            "elapsed_secs": result.elapsed_secs,
+            "startup_secs": result.startup_secs,
+            "supersteps": result.supersteps,
+            "interrupted": result.interrupted,
+            "profile_secs": result.profile,
+            "components": result.stats,
+            "errors": [vars(e) for e in result.errors],
+        }
+        Path(args.stats_json).write_text(json.dumps(summary, indent=2, default=str))
     code, lines = outcome(result)
     how = "interrupted" if result.interrupted else "finished"
     console.print(
         stats_table(
             result.stats,
-            f"{name}: {how} after {result.elapsed_secs:.1f}s on {args.engine} "
+            f"{result.name}: {how} after {result.elapsed_secs:.1f}s on {args.engine} "
             f"(start-up {result.startup_secs:.1f}s, {result.supersteps} supersteps)",
         )
     )

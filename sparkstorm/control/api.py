@@ -168,64 +168,67 @@ def _error(status: int, message: str) -> JSONResponse:
 STATIC = Path(__file__).with_name("static")
 
 
-def build_app(control: Control) -> Starlette:
-    """The Starlette application serving ``control``: the API and the page."""
+class _Handlers:
+    """The API's request handlers over one running topology (Storm UI's routes)."""
 
-    def known(request: Request) -> JSONResponse | None:
+    def __init__(self, control: Control) -> None:
+        self.control = control
+
+    def known(self, request: Request) -> JSONResponse | None:
         name = request.path_params["name"]
-        if name != control.name:
-            return _error(404, f"no topology {name!r} here; this driver runs {control.name!r}")
+        if name != self.control.name:
+            return _error(404, f"no topology {name!r} here; this driver runs {self.control.name!r}")
         return None
 
-    def allowed(request: Request) -> JSONResponse | None:
-        if control.loopback:
+    def allowed(self, request: Request) -> JSONResponse | None:
+        if self.control.loopback:
             return None
         given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        if not hmac.compare_digest(given.encode(), control.token.encode()):
+        if not hmac.compare_digest(given.encode(), self.control.token.encode()):
             return _error(401, "this control route needs 'Authorization: Bearer TOKEN'")
         return None
 
-    def window_of(request: Request) -> tuple[str, float | None] | JSONResponse:
+    def window_of(self, request: Request) -> tuple[str, float | None] | JSONResponse:
         """Storm UI's ``?window=``: 600, 10800, 86400 seconds or ``:all-time`` (the default).
 
         The error to answer instead, for a topology not here or a window not known.
         """
-        if (problem := known(request)) is not None:
+        if (problem := self.known(request)) is not None:
             return problem
         given = request.query_params.get("window", ":all-time")
         if given not in WINDOWS:
             return _error(400, f"window={given}: use one of {', '.join(WINDOWS)}")
         return given, WINDOWS[given]
 
-    async def summary(request: Request) -> JSONResponse:
-        return JSONResponse({"topologies": [_summary(control)]})
+    async def summary(self, request: Request) -> JSONResponse:
+        return JSONResponse({"topologies": [_summary(self.control)]})
 
-    async def topology(request: Request) -> JSONResponse:
-        if isinstance(window := window_of(request), JSONResponse):
+    async def topology(self, request: Request) -> JSONResponse:
+        if isinstance(window := self.window_of(request), JSONResponse):
             return window
         name, secs = window
-        stats = control.snapshot.stats
-        figures = control.history.window(secs) if secs is not None else {}
-        rows = [_component(control, c, row, figures.get(c)) for c, row in stats.items()]
+        stats = self.control.snapshot.stats
+        figures = self.control.history.window(secs) if secs is not None else {}
+        rows = [_component(self.control, c, row, figures.get(c)) for c, row in stats.items()]
         return JSONResponse(
             {
-                **_summary(control),
+                **_summary(self.control),
                 "window": name,
                 "spouts": [r for r in rows if "spoutId" in r],
                 "bolts": [r for r in rows if "boltId" in r],
             }
         )
 
-    async def component(request: Request) -> JSONResponse:
-        if isinstance(window := window_of(request), JSONResponse):
+    async def component(self, request: Request) -> JSONResponse:
+        if isinstance(window := self.window_of(request), JSONResponse):
             return window
         name, secs = window
         cid = request.path_params["component"]
-        row = control.snapshot.stats.get(cid)
+        row = self.control.snapshot.stats.get(cid)
         if row is None:
-            names = ", ".join(sorted(control.snapshot.stats))
-            return _error(404, f"topology {control.name!r} has no component {cid!r} ({names})")
-        figures = control.history.window(secs).get(cid) if secs is not None else None
+            names = ", ".join(sorted(self.control.snapshot.stats))
+            return _error(404, f"topology {self.control.name!r} has no component {cid!r} ({names})")
+        figures = self.control.history.window(secs).get(cid) if secs is not None else None
         errors = [
             {
                 "time": e.time,
@@ -233,29 +236,29 @@ def build_app(control: Control) -> Starlette:
                 "count": e.count,
                 "error": e.message,
             }
-            for e in control.snapshot.errors
+            for e in self.control.snapshot.errors
             if e.component == cid
         ]
         return JSONResponse(
             {
                 "id": cid,
-                "topologyId": control.name,
+                "topologyId": self.control.name,
                 "componentType": row.get("kind"),
                 "window": name,
-                **_component(control, cid, row, figures),
-                "executorStats": [_task(t) for t in control.snapshot.tasks.get(cid, [])],
+                **_component(self.control, cid, row, figures),
+                "executorStats": [_task(t) for t in self.control.snapshot.tasks.get(cid, [])],
                 "componentErrors": errors[-50:],
             }
         )
 
-    async def timeseries(request: Request) -> JSONResponse:
-        if isinstance(window := window_of(request), JSONResponse):
+    async def timeseries(self, request: Request) -> JSONResponse:
+        if isinstance(window := self.window_of(request), JSONResponse):
             return window
-        return JSONResponse(control.history.series(window[1] or 86400.0))
+        return JSONResponse(self.control.history.series(window[1] or 86400.0))
 
-    def operation(action: str) -> Callable[[Request], Awaitable[JSONResponse]]:
+    def operation(self, action: str) -> Callable[[Request], Awaitable[JSONResponse]]:
         async def handle(request: Request) -> JSONResponse:
-            if (problem := known(request) or allowed(request)) is not None:
+            if (problem := self.known(request) or self.allowed(request)) is not None:
                 return problem
             wait = None
             if action == KILL:
@@ -266,28 +269,32 @@ def build_app(control: Control) -> Starlette:
                     wait = -1.0
                 if not 0 <= wait < 86400:
                     return _error(400, f"kill/{raw}: the wait must be seconds >= 0")
-            control.commands.put((action, wait))
+            self.control.commands.put((action, wait))
             return JSONResponse(
-                {"topologyOperation": action, "topologyId": control.name, "status": "success"}
+                {"topologyOperation": action, "topologyId": self.control.name, "status": "success"}
             )
 
         return handle
 
-    async def page(request: Request) -> FileResponse:
+    async def page(self, request: Request) -> FileResponse:
         return FileResponse(STATIC / "topology.html")
 
+
+def build_app(control: Control) -> Starlette:
+    """The Starlette application serving ``control``: the API and the page."""
+    h = _Handlers(control)
     base = "/api/v1/topology"
     return Starlette(
         routes=[
-            Route(f"{base}/summary", summary),
-            Route(base + "/{name}", topology),
-            Route(base + "/{name}/component/{component}", component),
-            Route(base + "/{name}/timeseries", timeseries),
-            Route(base + "/{name}/activate", operation(ACTIVATE), methods=["POST"]),
-            Route(base + "/{name}/deactivate", operation(DEACTIVATE), methods=["POST"]),
-            Route(base + "/{name}/kill/{wait}", operation(KILL), methods=["POST"]),
-            Route("/", page),
-            Route("/component/{component}", page),
+            Route(f"{base}/summary", h.summary),
+            Route(base + "/{name}", h.topology),
+            Route(base + "/{name}/component/{component}", h.component),
+            Route(base + "/{name}/timeseries", h.timeseries),
+            Route(base + "/{name}/activate", h.operation(ACTIVATE), methods=["POST"]),
+            Route(base + "/{name}/deactivate", h.operation(DEACTIVATE), methods=["POST"]),
+            Route(base + "/{name}/kill/{wait}", h.operation(KILL), methods=["POST"]),
+            Route("/", h.page),
+            Route("/component/{component}", h.page),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ]
     )

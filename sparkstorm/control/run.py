@@ -136,15 +136,10 @@ def run(
         drain = min(drain, kill_wait)
     if stop.is_set() and on_stopping is not None:
         on_stopping(runtime, drain)
-    if server is not None:
-        _publish(server, runtime, "KILLED")
     try:
-        runtime.kill(sys.maxsize, drain, wait_pending=True)
-    except KeyboardInterrupt:  # a second signal during the drain: stop now, say what is left
-        raise RunAborted(runtime.pending_count()) from None
+        _drain(runtime, server, drain)
     finally:
         _restore_handlers(previous)
-        _close(server, runtime)
     return RunResult(
         name,
         engine,
@@ -203,6 +198,18 @@ def _loop(
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 PUBLISH_SECS = 0.5
 """How often the driver refreshes what the REST API shows."""
+
+
+def _drain(runtime: TopologyRuntime, server: ControlServer | None, drain: float) -> None:
+    """The graceful stop: pending trees get up to ``drain`` seconds, then the engine stops."""
+    if server is not None:
+        _publish(server, runtime, "KILLED")
+    try:
+        runtime.kill(sys.maxsize, drain, wait_pending=True)
+    except KeyboardInterrupt:  # a second signal during the drain: stop now, say what is left
+        raise RunAborted(runtime.pending_count()) from None
+    finally:
+        _close(server, runtime)
 
 
 def _serve(runtime: TopologyRuntime, name: str, engine: str, master: str | None) -> ControlServer:

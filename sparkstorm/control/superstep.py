@@ -156,14 +156,18 @@ class TopologyRuntime:
         )
         self.checkpoints = Checkpoints(self)
         """Checkpoints of stateful bolts' state (see :mod:`sparkstorm.control.checkpoints`)."""
-        engine.start(self.plan, seed, captured)
         self._spout_captured: list[tuple[str, str, list[Any]]] = []
+        self._start(seed, captured, active)
+
+    def _start(self, seed: int, captured: frozenset[str], active: bool) -> None:
+        """Start the engine and open the spouts; topology time starts once both are up."""
+        self.engine.start(self.plan, seed, captured)
         for spout in self.spouts.values():
             if spout.component_id in captured:
                 spout.collector.capture(self._spout_captured)
             spout.open()
         self._collect_spout_reports()
-        self._epoch = clock.now()  # topology time starts once the engine and spouts are up
+        self._epoch = self.clock.now()
         if active:
             self.activate()
 

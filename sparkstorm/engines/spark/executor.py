@@ -217,23 +217,11 @@ def _run_tasks(
     now: float,
     capture: frozenset[str],
 ) -> Iterator[pa.RecordBatch]:
+    # One function on purpose: the partition's hot path, whose locals the ``run`` closure
+    # that the hops call shares; split, each call would pass eight of them around.
     profile = Profile()
     clock = time.perf_counter
-    inboxes: dict[int, _Inbox] = {}
-    for batch in batches:
-        started = clock()
-        cols = batch.to_pydict()
-        profile.add("worker_arrow", clock() - started)
-        for task, ord_, kind, payload in zip(
-            cols["task"], cols["ord"], cols["kind"], cols["payload"], strict=True
-        ):
-            inbox = inboxes.setdefault(task, _Inbox())
-            if kind == KIND_TUPLES:
-                inbox.envelopes.append((ord_, payload))
-            elif kind == KIND_STATE:
-                inbox.state = (ord_, payload)
-            elif kind == KIND_CLEANUP:
-                inbox.cleanup = True
+    inboxes = _read_inboxes(batches, profile)
     if not inboxes:
         return
     out_cols = new_columns()
@@ -301,8 +289,33 @@ def _run_tasks(
     profile.add("worker_arrow", clock() - started)
     yield batch
     # the statistics go in a batch of their own, so they can time the one above
-    report = PartitionReport(stats, errors, captured, debug, in_flight, os.getpid(), profile)
-    meta = pickle.dumps(report, protocol=5)
-    meta_cols = new_columns()
-    append_row(meta_cols, -1, 0, 0, KIND_META, 0, meta)
-    yield to_batch(meta_cols)
+    yield _report_batch(
+        PartitionReport(stats, errors, captured, debug, in_flight, os.getpid(), profile)
+    )
+
+
+def _read_inboxes(batches: Iterator[pa.RecordBatch], profile: Profile) -> dict[int, _Inbox]:
+    """Each task's envelopes of tuples, snapshot and cleanup order, from the input batches."""
+    inboxes: dict[int, _Inbox] = {}
+    for batch in batches:
+        started = time.perf_counter()
+        cols = batch.to_pydict()
+        profile.add("worker_arrow", time.perf_counter() - started)
+        for task, ord_, kind, payload in zip(
+            cols["task"], cols["ord"], cols["kind"], cols["payload"], strict=True
+        ):
+            inbox = inboxes.setdefault(task, _Inbox())
+            if kind == KIND_TUPLES:
+                inbox.envelopes.append((ord_, payload))
+            elif kind == KIND_STATE:
+                inbox.state = (ord_, payload)
+            elif kind == KIND_CLEANUP:
+                inbox.cleanup = True
+    return inboxes
+
+
+def _report_batch(report: PartitionReport) -> pa.RecordBatch:
+    """The partition's report, pickled into a batch of one ``KIND_META`` row."""
+    cols = new_columns()
+    append_row(cols, -1, 0, 0, KIND_META, 0, pickle.dumps(report, protocol=5))
+    return to_batch(cols)
