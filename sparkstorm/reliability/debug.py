@@ -1,9 +1,11 @@
 """``topology.debug``: every emit, ack and fail of a component, one line each, as Storm logs.
 
-A component whose configuration sets ``topology.debug`` gets a collector that notes
-each call in ``collector.debug`` (the driver logs the notes on the ``sparkstorm.debug``
-logger at INFO, as they arrive from the engine, so lines from Spark executors reach the
-terminal too). The notes are in subclasses so a topology without debug pays nothing.
+A component whose configuration sets ``topology.debug`` gets its collector's calls
+wrapped, once, when its task is built: each call notes a line in ``collector.debug``
+(the driver logs the notes on the ``sparkstorm.debug`` logger at INFO, as they arrive
+from the engine, so lines from Spark executors reach the terminal too). The wrappers
+are instance attributes, so a topology without debug pays nothing, and stateful or not,
+one collector class serves (Storm checks ``isDebug`` in its collectors instead).
 """
 
 from __future__ import annotations
@@ -23,79 +25,75 @@ DEBUG_LOG = logging.getLogger("sparkstorm.debug")
 """Where the driver logs the notes (at INFO)."""
 
 
-class _Noting:
-    """What both debug collectors add: the list of notes, and ``_note`` to add one."""
+def note_bolt_calls(collector: OutputCollector) -> None:
+    """Note each emit, ack and fail of a bolt task's ``collector`` in ``collector.debug``."""
+    notes: list[str] = []
+    collector.debug = notes
+    component, task_id = collector.component_id, collector.task_id
+    emit, emit_direct, ack, fail_with = (
+        collector.emit,
+        collector.emit_direct,
+        collector.ack,
+        collector.fail_with,
+    )
 
-    debug: list[str] | None
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.debug = []
-
-    def _note(self, line: str) -> None:
-        assert self.debug is not None
-        self.debug.append(line)
-
-
-class DebugOutputCollector(_Noting, OutputCollector):
-    """A bolt's collector with ``topology.debug`` on: it notes each emit, ack and fail."""
-
-    def emit(
-        self,
+    def noting_emit(
         values: Sequence[Any],
         anchors: Tuple | Sequence[Tuple] | None = None,
         stream: str = DEFAULT_STREAM_ID,
     ) -> list[int]:
-        """Emit, noting ``Emitting: component stream values``."""
-        self._note(f"Emitting: {self._component_id} {stream} {list(values)}")
-        return super().emit(values, anchors, stream)
+        notes.append(f"Emitting: {component} {stream} {list(values)}")
+        return emit(values, anchors, stream)
 
-    def emit_direct(
-        self,
+    def noting_emit_direct(
         task: int,
         values: Sequence[Any],
         anchors: Tuple | Sequence[Tuple] | None = None,
         stream: str = DEFAULT_STREAM_ID,
     ) -> None:
-        """Emit to ``task``, noting ``Emitting direct: task; component stream values``."""
-        self._note(f"Emitting direct: {task}; {self._component_id} {stream} {list(values)}")
-        super().emit_direct(task, values, anchors, stream)
+        notes.append(f"Emitting direct: {task}; {component} {stream} {list(values)}")
+        emit_direct(task, values, anchors, stream)
 
-    def ack(self, tup: Tuple) -> None:
-        """Ack, noting the task, the milliseconds since ``tup`` arrived and the tuple."""
-        self._note(f"BOLT ack TASK: {self._task_id} TIME: {_since(tup)} TUPLE: {tup}")
-        super().ack(tup)
+    def noting_ack(tup: Tuple) -> None:
+        notes.append(f"BOLT ack TASK: {task_id} TIME: {_since(tup)} TUPLE: {tup}")
+        ack(tup)
 
-    def fail_with(self, tup: Tuple, reason: FailReason) -> None:
-        """Note Storm's ``BOLT fail`` line, then fail ``tup``."""
-        self._note(f"BOLT fail TASK: {self._task_id} TIME: {_since(tup)} TUPLE: {tup} ({reason})")
-        super().fail_with(tup, reason)
+    def noting_fail_with(tup: Tuple, reason: FailReason) -> None:
+        notes.append(f"BOLT fail TASK: {task_id} TIME: {_since(tup)} TUPLE: {tup} ({reason})")
+        fail_with(tup, reason)
 
-
-def _since(tup: Tuple) -> str:
-    received = tup.received_at
-    return f"{(time.time() - received) * 1000:.0f}" if received else "-"
+    collector.emit = noting_emit  # type: ignore[method-assign]
+    collector.emit_direct = noting_emit_direct  # type: ignore[method-assign]
+    collector.ack = noting_ack  # type: ignore[method-assign]
+    collector.fail_with = noting_fail_with  # type: ignore[method-assign]
 
 
-class DebugSpoutOutputCollector(_Noting, SpoutOutputCollector):
-    """A spout's collector with ``topology.debug`` on; its task notes acks and fails."""
+def note_spout_calls(collector: SpoutOutputCollector) -> None:
+    """Note each emit of a spout task's ``collector``; its task notes acks and fails."""
+    notes: list[str] = []
+    collector.debug = notes
+    component = collector.component_id
+    emit, emit_direct = collector.emit, collector.emit_direct
 
-    def emit(
-        self, values: Sequence[Any], msg_id: MsgId | None = None, stream: str = DEFAULT_STREAM_ID
+    def noting_emit(
+        values: Sequence[Any], msg_id: MsgId | None = None, stream: str = DEFAULT_STREAM_ID
     ) -> list[int]:
-        """Emit, noting ``Emitting: component stream values msg id``."""
-        self._note(f"Emitting: {self._component_id} {stream} {list(values)} {msg_id!r}")
-        return super().emit(values, msg_id, stream)
+        notes.append(f"Emitting: {component} {stream} {list(values)} {msg_id!r}")
+        return emit(values, msg_id, stream)
 
-    def emit_direct(
-        self,
+    def noting_emit_direct(
         task: int,
         values: Sequence[Any],
         msg_id: MsgId | None = None,
         stream: str = DEFAULT_STREAM_ID,
     ) -> None:
-        """Emit to ``task``, noting ``Emitting direct: task; component stream values msg id``."""
-        self._note(
-            f"Emitting direct: {task}; {self._component_id} {stream} {list(values)} {msg_id!r}"
-        )
-        super().emit_direct(task, values, msg_id, stream)
+        notes.append(f"Emitting direct: {task}; {component} {stream} {list(values)} {msg_id!r}")
+        emit_direct(task, values, msg_id, stream)
+
+    collector.emit = noting_emit  # type: ignore[method-assign]
+    collector.emit_direct = noting_emit_direct  # type: ignore[method-assign]
+
+
+def _since(tup: Tuple) -> str:
+    received = tup.received_at
+    return f"{(time.time() - received) * 1000:.0f}" if received else "-"

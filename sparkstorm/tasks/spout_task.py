@@ -18,7 +18,7 @@ from typing import Any
 from sparkstorm._types import TIMEOUT, FailReason, MsgId
 from sparkstorm.config import TOPOLOGY_DEBUG, TOPOLOGY_MAX_SPOUT_PENDING
 from sparkstorm.errors import SparkStormError
-from sparkstorm.reliability.debug import DebugSpoutOutputCollector
+from sparkstorm.reliability.debug import note_spout_calls
 from sparkstorm.reliability.ids import id_source
 from sparkstorm.reliability.rotating_map import RotatingMap
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
@@ -57,9 +57,9 @@ class SpoutTask:
         self.task_id, self.seed, self.component_id = task_id, seed, component_id
         self.conf = plan.component_conf(component_id)
         self.spout: Spout = copy_component(plan.components[component_id].obj, component_id)
-        debug = self.conf[TOPOLOGY_DEBUG]
-        kind = DebugSpoutOutputCollector if debug else SpoutOutputCollector
-        self.collector = kind(plan, task_id, self)
+        self.collector = SpoutOutputCollector(plan, task_id, self)
+        if self.conf[TOPOLOGY_DEBUG]:
+            note_spout_calls(self.collector)
         self.context = TopologyContext(plan, task_id, self.conf)
         self.pending: RotatingMap[int, tuple[MsgId, float, str]] = RotatingMap(
             PENDING_BUCKETS, self._expired

@@ -17,7 +17,6 @@ from typing import Any
 from sparkstorm._types import FailReason
 from sparkstorm.config import TOPOLOGY_NAME, TOPOLOGY_STATE_PROVIDER, provider_config
 from sparkstorm.reliability.collectors import OutputCollector
-from sparkstorm.reliability.debug import DebugOutputCollector
 from sparkstorm.state.key_value import KeyValueState
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.windowed import PersistentWindowExecutor
@@ -61,10 +60,6 @@ class StatefulOutputCollector(OutputCollector):
             self.unacked -= 1
             self.state_failures += 1  # what it changed may be in the state: roll back
         super().fail_with(tup, reason)
-
-
-class DebugStatefulOutputCollector(DebugOutputCollector, StatefulOutputCollector):
-    """A stateful bolt's collector with ``topology.debug`` on."""
 
 
 class StatefulBoltExecutor(Bolt):

@@ -20,11 +20,10 @@ from sparkstorm.config import TOPOLOGY_DEBUG
 from sparkstorm.errors import ComponentStateError, FailedException, ReportedFailedException
 from sparkstorm.reliability.acker import Acker
 from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollector
-from sparkstorm.reliability.debug import DebugOutputCollector
+from sparkstorm.reliability.debug import note_bolt_calls
 from sparkstorm.reliability.ids import id_source
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.stateful import (
-    DebugStatefulOutputCollector,
     StatefulBoltExecutor,
     StatefulOutputCollector,
 )
@@ -105,13 +104,9 @@ class BoltTask:
         self.stats = TaskStats(component_id, task_id)
         stateful = task_id in plan.stateful_tasks
         debug = self.conf[TOPOLOGY_DEBUG] and component_id != ACKER_COMPONENT_ID
-        kinds = {
-            (False, False): OutputCollector,
-            (False, True): DebugOutputCollector,
-            (True, False): StatefulOutputCollector,
-            (True, True): DebugStatefulOutputCollector,
-        }
-        self.collector = kinds[stateful, bool(debug)](plan, task_id)
+        self.collector = (StatefulOutputCollector if stateful else OutputCollector)(plan, task_id)
+        if debug:
+            note_bolt_calls(self.collector)
         self.context = TopologyContext(plan, task_id, self.conf)
         self.broken: str | None = None
         self.current: Tuple | None = None
