@@ -35,9 +35,10 @@ import redis
 
 from benchmarks.report import report
 from examples.word_count import SentenceSpout, SplitSentence, WordCount, generated_sentences
-from sparkstorm import Config, Fields, StatefulBolt, TopologyBuilder, run
+from sparkstorm import Config, Fields, TopologyBuilder, run
 from sparkstorm.state.key_value import KeyValueState
 from sparkstorm.state.stores import open_store
+from tests.state.bolts import StatefulWordCount
 
 CHECKPOINTS = 20
 PENDING = 2000
@@ -109,26 +110,6 @@ def measure(sizes: list[int], changed: int) -> list[str]:
                     f"{plain / 1e6:.2f} MB |"
                 )
     return lines
-
-
-class StatefulWordCount(StatefulBolt):
-    """The word count's count, in a ``KeyValueState``."""
-
-    def prepare(self, conf, context, collector):
-        self.collector = collector
-
-    def init_state(self, state):
-        self.counts = state
-
-    def execute(self, tup):
-        word = tup[0]
-        count = self.counts.get(word, 0) + 1
-        self.counts.put(word, count)
-        self.collector.emit([word, count], anchors=tup)
-        self.collector.ack(tup)
-
-    def declare_output_fields(self, declarer):
-        declarer.declare(Fields("word", "count"))
 
 
 def word_count(

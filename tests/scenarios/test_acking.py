@@ -20,6 +20,7 @@ from tests.scenarios.bolts import (
     SelfAnchor,
     TickCounter,
 )
+from tests.scenarios.spouts import OneShotSpout
 
 
 def conf(**extra):
@@ -310,32 +311,20 @@ def test_reset_timeout_keeps_a_tree_alive(engine, cluster_factory):
     assert feeder.acked == [1] and feeder.failed == []
 
 
-class _OneArgFailSpout(Spout):
+class _OneArgFailSpout(OneShotSpout):
     """Storm's signature: fail(msg_id), no reason."""
 
     failed: ClassVar[list] = []
 
-    def open(self, conf, context, collector):
-        self.collector = collector
-        self.sent = False
-
-    def next_tuple(self):
-        if not self.sent:
-            self.sent = True
-            self.collector.emit(["x"], "m1")
-
     def fail(self, msg_id):
         _OneArgFailSpout.failed.append(msg_id)
-
-    def declare_output_fields(self, declarer):
-        declarer.declare(Fields("field1"))
 
 
 def test_spout_with_one_argument_fail_still_gets_its_failures(engine, cluster_factory):
     cluster = cluster_factory(engine)
     _OneArgFailSpout.failed = []
     builder = TopologyBuilder()
-    builder.set_spout("1", _OneArgFailSpout())
+    builder.set_spout("1", _OneArgFailSpout(["x"], "m1", Fields("field1")))
     builder.set_bolt("2", Fail()).shuffle_grouping("1")
     cluster.submit_topology("one-arg", Config(), builder.create_topology())
     cluster.wait_until_idle()
@@ -343,19 +332,10 @@ def test_spout_with_one_argument_fail_still_gets_its_failures(engine, cluster_fa
     assert cluster.errors("one-arg") == []
 
 
-class _ReplayInFailSpout(Spout):
+class _ReplayInFailSpout(OneShotSpout):
     """Replays a failed message from inside ``fail`` (a common Storm spout pattern)."""
 
     events: ClassVar[list] = []
-
-    def open(self, conf, context, collector):
-        self.collector = collector
-        self.sent = False
-
-    def next_tuple(self):
-        if not self.sent:
-            self.sent = True
-            self.collector.emit(["fail"], 1)
 
     def ack(self, msg_id):
         _ReplayInFailSpout.events.append(("ack", msg_id))
@@ -364,15 +344,12 @@ class _ReplayInFailSpout(Spout):
         _ReplayInFailSpout.events.append(("fail", msg_id))
         self.collector.emit(["ok"], msg_id + 1)  # the replay, under a new id
 
-    def declare_output_fields(self, declarer):
-        declarer.declare(Fields("word"))
-
 
 def test_emits_from_inside_spout_fail_are_delivered(engine, cluster_factory):
     cluster = cluster_factory(engine)
     _ReplayInFailSpout.events = []
     builder = TopologyBuilder()
-    builder.set_spout("1", _ReplayInFailSpout())
+    builder.set_spout("1", _ReplayInFailSpout(["fail"], 1, Fields("word")))
     builder.set_bolt("2", MaybeFailBasic()).shuffle_grouping("1")
     c = Config()
     c.set_message_timeout_secs(10)

@@ -11,6 +11,7 @@ from sparkstorm import Bolt, ComponentStateError, Config, Fields, Spout, Topolog
 from sparkstorm.testing import FeederSpout
 from tests.scenarios.bolts import Ack, Raiser
 from tests.scenarios.bolts_extra import BadEmitter
+from tests.scenarios.spouts import OneShotSpout
 
 CASES = {
     "arity": "emitted 2 value(s) ['a', 'b'] on stream 'default', which declares 1 field(s)",
@@ -38,24 +39,10 @@ def test_bad_emit_is_reported_and_fails_the_tree(engine, cluster_factory, kind):
     assert CASES[kind] in error.message
 
 
-class WrongSpout(Spout):
-    def open(self, conf, context, collector):
-        self.collector = collector
-        self.done = False
-
-    def next_tuple(self):
-        if not self.done:
-            self.done = True
-            self.collector.emit(["a", "b"], msg_id=1)
-
-    def declare_output_fields(self, declarer):
-        declarer.declare(Fields("x"))
-
-
 def test_spout_error_is_reported_with_component_and_task(engine, cluster_factory):
     cluster = cluster_factory(engine)
     builder = TopologyBuilder()
-    builder.set_spout("wrong", WrongSpout())
+    builder.set_spout("wrong", OneShotSpout(["a", "b"], 1, Fields("x")))  # 2 values, 1 field
     builder.set_bolt("sink", Ack()).shuffle_grouping("wrong")
     cluster.submit_topology("spout-error", Config(), builder.create_topology())
     cluster.wait_until_idle()

@@ -15,9 +15,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from sparkstorm import BasicBolt, Config, Fields, StatefulBolt, TopologyBuilder
+from sparkstorm import BasicBolt, Config, Fields, TopologyBuilder
 from sparkstorm.connectors.postgres import PostgresUpsertBolt
 from sparkstorm.connectors.rabbitmq import RabbitMQSpout
+from tests.state.bolts import StatefulWordCount
 
 DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 RABBITMQ = "amqp://guest:guest@127.0.0.1:5672/%2F"
@@ -33,30 +34,12 @@ class Split(BasicBolt):
         declarer.declare(Fields("word"))
 
 
-class Count(StatefulBolt):
-    def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
-        self.collector = collector
-
-    def init_state(self, state: Any) -> None:
-        self.counts = state
-
-    def execute(self, tup: Any) -> None:
-        word = tup.values[0]
-        count = self.counts.get(word, 0) + 1
-        self.counts.put(word, count)
-        self.collector.emit([word, count], anchors=tup)
-        self.collector.ack(tup)
-
-    def declare_output_fields(self, declarer: Any) -> None:
-        declarer.declare(Fields("word", "count"))
-
-
 def topology() -> tuple[Any, Config]:
     name = os.environ["PROOF_NAME"]
     builder = TopologyBuilder()
     builder.set_spout("sentences", RabbitMQSpout(RABBITMQ, name))
     builder.set_bolt("split", Split(), 2).shuffle_grouping("sentences")
-    builder.set_bolt("count", Count(), 2).fields_grouping("split", Fields("word"))
+    builder.set_bolt("count", StatefulWordCount(), 2).fields_grouping("split", Fields("word"))
     sink = PostgresUpsertBolt(
         DSN,
         name,
