@@ -14,20 +14,26 @@ from typing import TYPE_CHECKING, Any
 
 from sparkstorm.config import (
     SPARKSTORM_IDLE_GRACE_SECS,
+    SPARKSTORM_SPARK_MODE,
     SPARKSTORM_UI_HOST,
     SPARKSTORM_UI_PORT,
     SPARKSTORM_UI_TOKEN,
     SPARKSTORM_WATCHDOG_SECS,
     TOPOLOGY_MESSAGE_TIMEOUT_SECS,
+    resolve,
 )
 from sparkstorm.control.clock import WallClock
+from sparkstorm.control.continuous import ContinuousRuntime
 from sparkstorm.control.superstep import TopologyRuntime
-from sparkstorm.engines import make_engine
+from sparkstorm.engines import make_continuous_engine, make_engine
 from sparkstorm.errors import RunAborted
 from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.tasks.watchdog import Watchdog
 from sparkstorm.topology.builder import Topology
 from sparkstorm.topology.streams import SYSTEM_COMPONENT_ID, SYSTEM_TASK_ID
+
+Runtime = TopologyRuntime | ContinuousRuntime
+"""What runs a topology for the run loop: supersteps, or the continuous mode's control."""
 
 if TYPE_CHECKING:
     from sparkstorm.control.server import ControlServer
@@ -67,10 +73,10 @@ def run(
     duration: float | None = None,
     until_idle: bool | None = None,
     name: str = "topology",
-    on_progress: Callable[[TopologyRuntime], None] | None = None,
+    on_progress: Callable[[Runtime], None] | None = None,
     progress_secs: float = 1.0,
-    on_start: Callable[[TopologyRuntime], None] | None = None,
-    on_stopping: Callable[[TopologyRuntime, float], None] | None = None,
+    on_start: Callable[[Runtime], None] | None = None,
+    on_stopping: Callable[[Runtime, float], None] | None = None,
     spark_ui: bool = True,
     api: bool = False,
 ) -> RunResult:
@@ -99,8 +105,7 @@ def run(
     if until_idle is None:
         until_idle = duration is None
     started = time.monotonic()
-    made = make_engine(engine, spark=spark, master=master, spark_ui=spark_ui)
-    runtime = TopologyRuntime(name, topology, conf, made, WallClock())
+    runtime = _runtime(topology, conf, engine, spark, master=master, name=name, spark_ui=spark_ui)
     startup = time.monotonic() - started
     drain = runtime.conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS]
     stop = threading.Event()
@@ -155,11 +160,11 @@ def run(
 
 
 def _loop(
-    runtime: TopologyRuntime,
+    runtime: Runtime,
     stop: threading.Event,
     until_idle: bool,
     duration: float | None,
-    on_progress: Callable[[TopologyRuntime], None] | None,
+    on_progress: Callable[[Runtime], None] | None,
     progress_secs: float,
     server: ControlServer | None = None,
 ) -> float:
@@ -200,7 +205,26 @@ PUBLISH_SECS = 0.5
 """How often the driver refreshes what the REST API shows."""
 
 
-def _drain(runtime: TopologyRuntime, server: ControlServer | None, drain: float) -> None:
+def _runtime(
+    topology: Topology,
+    conf: dict[str, Any] | None,
+    engine: str,
+    spark: Any,
+    *,
+    master: str | None,
+    name: str,
+    spark_ui: bool,
+) -> Runtime:
+    """The runtime for ``engine`` and, on Spark, ``sparkstorm.spark.mode``."""
+    resolved = resolve(conf)
+    if engine == "spark" and resolved[SPARKSTORM_SPARK_MODE] == "continuous":
+        made = make_continuous_engine(resolved, spark=spark, master=master, spark_ui=spark_ui)
+        return ContinuousRuntime(name, topology, conf, made)
+    engine_made = make_engine(engine, spark=spark, master=master, spark_ui=spark_ui)
+    return TopologyRuntime(name, topology, conf, engine_made, WallClock())
+
+
+def _drain(runtime: Runtime, server: ControlServer | None, drain: float) -> None:
     """The graceful stop: pending trees get up to ``drain`` seconds, then the engine stops."""
     if server is not None:
         _publish(server, runtime, "KILLED")
@@ -212,7 +236,7 @@ def _drain(runtime: TopologyRuntime, server: ControlServer | None, drain: float)
         _close(server, runtime)
 
 
-def _serve(runtime: TopologyRuntime, name: str, engine: str, master: str | None) -> ControlServer:
+def _serve(runtime: Runtime, name: str, engine: str, master: str | None) -> ControlServer:
     """Start the run's API (the token is made up unless configured) and register it."""
     from sparkstorm.control.api import Control
     from sparkstorm.control.server import ControlServer, is_loopback
@@ -233,13 +257,13 @@ def _serve(runtime: TopologyRuntime, name: str, engine: str, master: str | None)
     return server
 
 
-def _publish(server: ControlServer, runtime: TopologyRuntime, status: str | None = None) -> None:
+def _publish(server: ControlServer, runtime: Runtime, status: str | None = None) -> None:
     """Hand the API a fresh snapshot; ``status`` defaults to ACTIVE or INACTIVE."""
     from sparkstorm.control.api import Snapshot
 
     stats = runtime.stats()
     control = server.control
-    control.history.record(time.time(), stats, [s.stats for s in runtime.spouts.values()])
+    control.history.record(time.time(), stats, runtime.spout_stats())
     control.snapshot = Snapshot(
         stats=stats,
         errors=list(runtime.errors),
@@ -251,7 +275,7 @@ def _publish(server: ControlServer, runtime: TopologyRuntime, status: str | None
     )
 
 
-def _obey(server: ControlServer, runtime: TopologyRuntime, stop: threading.Event) -> None:
+def _obey(server: ControlServer, runtime: Runtime, stop: threading.Event) -> None:
     """Apply the commands the API received, between two supersteps."""
     from sparkstorm.control.api import ACTIVATE, DEACTIVATE, KILL
 
@@ -268,7 +292,7 @@ def _obey(server: ControlServer, runtime: TopologyRuntime, stop: threading.Event
         _publish(server, runtime)
 
 
-def _close(server: ControlServer | None, runtime: TopologyRuntime) -> None:
+def _close(server: ControlServer | None, runtime: Runtime) -> None:
     if server is not None:
         _publish(server, runtime, "KILLED")
         server.stop()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from sparkstorm._types import SHUTDOWN, FailReason
@@ -23,11 +22,8 @@ from sparkstorm.config import (
     SPARKSTORM_SEED,
     SPARKSTORM_SPOUT_BATCH,
     SPARKSTORM_SUPERSTEP_TARGET_SECS,
-    TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS,
     TOPOLOGY_MAX_SPOUT_PENDING,
-    TOPOLOGY_MESSAGE_TIMEOUT_SECS,
     TOPOLOGY_NAME,
-    TOPOLOGY_TICK_TUPLE_FREQ_SECS,
     check_key,
     check_value,
     resolve,
@@ -44,10 +40,11 @@ from sparkstorm.tasks.gc_tuning import fewer_collections
 from sparkstorm.tasks.metrics import TaskStats, by_component, by_task
 from sparkstorm.tasks.profile import Profile
 from sparkstorm.tasks.spout_task import SpoutTask
+from sparkstorm.tasks.ticks import due, tickers_for
 from sparkstorm.tasks.windowed import check_windowed
 from sparkstorm.topology.builder import Topology
 from sparkstorm.topology.plan import Plan
-from sparkstorm.topology.tuple import Row, checkpoint_tuple, tick_tuple
+from sparkstorm.topology.tuple import Row, checkpoint_tuple
 from sparkstorm.topology.windowing import WindowedBolt
 
 log = logging.getLogger(__name__)
@@ -77,22 +74,6 @@ def _captured_components(plan: Plan, names: Any) -> frozenset[str]:
         )
         raise InvalidTopologyError(msg)
     return frozenset(names or ())
-
-
-@dataclass
-class _Ticker:
-    """Something that ticks every ``freq`` seconds of topology time: spouts or bolt tasks.
-
-    A bolt's ticker fires at most once per superstep, as Storm's timer does under load: a
-    bolt that fell behind gets one tick, not a burst of stale ones, and the next is due
-    ``freq`` after it. The timeout tickers (spouts', ackers') catch up instead: they
-    only rotate bookkeeping, and a late rotation would delay every timeout.
-    """
-
-    freq: float
-    next_due: float
-    tasks: list[int]  # empty: the spout timeout tick
-    catch_up: bool = True
 
 
 class TopologyRuntime:
@@ -148,7 +129,7 @@ class TopologyRuntime:
         self._last_result_at = 0.0
         self.last_result_superstep = -1
         """The superstep whose result the driver took last."""
-        self._tickers = self._tickers_for(self.plan)
+        self._tickers = tickers_for(self.plan, self.conf)
         captured = (
             frozenset(self.plan.task_component.values())
             if capture
@@ -170,19 +151,6 @@ class TopologyRuntime:
         self._epoch = self.clock.now()
         if active:
             self.activate()
-
-    def _tickers_for(self, plan: Plan) -> list[_Ticker]:
-        tickers = []
-        timeout = self.conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS]
-        if self.conf[TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS] and plan.num_ackers:
-            tickers.append(_Ticker(timeout, timeout, []))
-            tickers.append(_Ticker(timeout, timeout, plan.acker_tasks))
-        for bolt in plan.topology.bolts:
-            freq = plan.component_conf(bolt.component_id)[TOPOLOGY_TICK_TUPLE_FREQ_SECS]
-            if freq:
-                tasks = plan.component_tasks(bolt.component_id)
-                tickers.append(_Ticker(freq, freq, tasks, catch_up=False))
-        return tickers
 
     def now(self) -> float:
         """Topology time: seconds since submit on the cluster's clock."""
@@ -216,6 +184,10 @@ class TopologyRuntime:
             and not self._last_emitted
             and not (self.engine.busy and self._carrying)
         )
+
+    def spout_stats(self) -> list[TaskStats]:
+        """The spout tasks' statistics (their complete latencies feed the history)."""
+        return [spout.stats for spout in self.spouts.values()]
 
     def busy_with(self) -> str:
         """What keeps the topology from being idle, in words (for a wait that timed out)."""
@@ -323,17 +295,10 @@ class TopologyRuntime:
             spout.fail_pending(reason)
 
     def _fire_ticks(self, now: float) -> list[Row]:
-        rows: list[Row] = []
-        for ticker in self._tickers:
-            while now >= ticker.next_due:
-                ticker.next_due += ticker.freq
-                if not ticker.catch_up and ticker.next_due <= now:
-                    ticker.next_due = now + ticker.freq
-                if ticker.tasks:
-                    rows.extend((task, tick_tuple(ticker.freq)) for task in ticker.tasks)
-                else:
-                    for spout in self.spouts.values():
-                        spout.tick()
+        rows, spout_ticks = due(self._tickers, now)
+        for _ in range(spout_ticks):
+            for spout in self.spouts.values():
+                spout.tick()
         return rows
 
     def _collect_spout_reports(self) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sparkstorm.engines.base import Engine
+
+if TYPE_CHECKING:
+    from sparkstorm.engines.continuous.driver import ContinuousEngine
 
 ENGINES = ("local", "spark")
 
@@ -26,3 +29,25 @@ def make_engine(
         return SparkEngine(spark=spark, master=master, ui=spark_ui)
     msg = f"unknown engine {name!r}; choose one of {list(ENGINES)}"
     raise ValueError(msg)
+
+
+def make_continuous_engine(
+    conf: dict[str, Any], *, spark: Any = None, master: str | None = None, spark_ui: bool = True
+) -> ContinuousEngine:
+    """The Spark engine in its continuous mode, on ``spark`` or a session made on ``master``.
+
+    One worker per ``sparkstorm.spark.partitions`` (default: Spark's default
+    parallelism), each a task of one barrier stage.
+    """
+    import uuid
+
+    from sparkstorm.config import SPARKSTORM_SPARK_PARTITIONS, spark_settings
+    from sparkstorm.engines.continuous.driver import ContinuousEngine
+    from sparkstorm.engines.spark.continuous import BarrierLauncher
+    from sparkstorm.engines.spark.session import create_session, driver_host
+
+    session = spark or create_session(master or "local[*]", spark_settings(conf), ui=spark_ui)
+    workers = conf[SPARKSTORM_SPARK_PARTITIONS] or session.sparkContext.defaultParallelism
+    launcher = BarrierLauncher(session, uuid.uuid4().hex)
+    host = "127.0.0.1" if launcher.loopback else driver_host(session)
+    return ContinuousEngine(launcher, host, workers)

@@ -94,6 +94,28 @@ class RowCodec:
         self, rows: Iterable[Row], ord_: int, kind: int, columns: dict[str, list[Any]]
     ) -> int:
         """Append one envelope row per destination task of ``rows`` to ``columns``."""
+        runs, counts = self.runs(rows)
+        for task, task_runs in runs.items():
+            append_row(
+                columns,
+                task,
+                self.plan.worker_of.get(task, 0),
+                ord_,
+                kind,
+                counts[task],
+                self.pickled(task_runs),
+            )
+        return sum(counts.values())
+
+    def pickled(self, task_runs: list[_Run]) -> bytes:
+        """One task's runs as bytes; a value that cannot be pickled is named in the error."""
+        try:
+            return pickle.dumps(task_runs, protocol=5)
+        except Exception as exc:
+            raise self._unserializable(task_runs, exc) from exc
+
+    def runs(self, rows: Iterable[Row]) -> tuple[dict[int, list[_Run]], dict[int, int]]:
+        """``rows`` grouped by destination task as runs, in emission order; tuples per task."""
         runs: dict[int, list[_Run]] = {}
         counts: dict[int, int] = {}
         for task, tup in rows:
@@ -110,15 +132,7 @@ class RowCodec:
             else:
                 run[2].append(tup.values)
                 run[3].append(tup.anchors_to_ids)
-        for task, task_runs in runs.items():
-            try:
-                payload = pickle.dumps(task_runs, protocol=5)
-            except Exception as exc:
-                raise self._unserializable(task_runs, exc) from exc
-            append_row(
-                columns, task, self.plan.worker_of.get(task, 0), ord_, kind, counts[task], payload
-            )
-        return sum(counts.values())
+        return runs, counts
 
     def _unserializable(self, task_runs: list[_Run], exc: Exception) -> InvalidTopologyError:
         """An error naming the component, stream and field whose value cannot be pickled."""
@@ -145,8 +159,12 @@ class RowCodec:
 
     def tuples(self, payload: bytes) -> list[Tuple]:
         """The tuples of one envelope, in emission order."""
+        return self.tuples_of_runs(pickle.loads(payload))
+
+    def tuples_of_runs(self, task_runs: list[_Run]) -> list[Tuple]:
+        """The tuples of one task's runs, in emission order."""
         out: list[Tuple] = []
-        for src_task, stream, values_list, roots_list in pickle.loads(payload):
+        for src_task, stream, values_list, roots_list in task_runs:
             component = self.component_of(src_task)
             fields = self.fields_of(component, stream)
             out.extend(

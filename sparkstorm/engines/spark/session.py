@@ -212,3 +212,9 @@ def quiet_superstep_warnings(session: SparkSession) -> None:
             jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, level)
     except Exception as exc:  # Spark Connect has no JVM here; a log level is no reason to stop
         log.debug("could not quiet Spark's per-superstep warnings: %s", exc)
+
+
+def driver_host(spark: Any) -> str:
+    """The address executors reach the driver at (Spark's ``spark.driver.host``)."""
+    host: str | None = spark.sparkContext.getConf().get("spark.driver.host")
+    return host or socket.gethostname()

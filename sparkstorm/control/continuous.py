@@ -1,0 +1,227 @@
+"""The control plane of the continuous mode: commands out, reports in, no tuple.
+
+:class:`ContinuousRuntime` offers the run loop (``control/run.py``) what
+:class:`~sparkstorm.control.superstep.TopologyRuntime` offers it, for a topology whose
+tasks all live in long-running workers. A ``step`` here waits briefly for the workers'
+reports and keeps the newest statistics of each task; the topology is idle when every
+worker has reported nothing waiting, every tuple sent between workers has been received,
+no tracked message is pending and the spouts' emit counters stood still between two
+rounds of reports: quiescence read from counters, not guessed from a quiet period.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from sparkstorm.config import (
+    SPARKSTORM_SEED,
+    TOPOLOGY_NAME,
+    resolve,
+)
+from sparkstorm.engines.continuous.driver import ContinuousEngine
+from sparkstorm.engines.continuous.worker import REPORT_SECS, WorkerReport
+from sparkstorm.errors import InvalidTopologyError, SparkStormError
+from sparkstorm.reliability.base_collector import ReportedError
+from sparkstorm.reliability.debug import DEBUG_LOG
+from sparkstorm.tasks.metrics import TaskStats, by_component, by_task
+from sparkstorm.tasks.profile import Profile
+from sparkstorm.topology.builder import Topology
+from sparkstorm.topology.components import is_stateful
+from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.windowing import is_windowed
+
+log = logging.getLogger(__name__)
+
+SHUTDOWN_SECS = 60.0
+"""How long the workers may take to fail what is pending, close and clean up."""
+
+
+class _NoCheckpoints:
+    """The continuous mode does not checkpoint state yet (stateful bolts are refused)."""
+
+    def status(self) -> dict[str, Any] | None:
+        """What the REST API shows: no checkpoints."""
+        return None
+
+
+class ContinuousRuntime:
+    """Runs one submitted topology in long-running workers, from the driver."""
+
+    def __init__(
+        self,
+        name: str,
+        topology: Topology,
+        conf: dict[str, Any] | None,
+        engine: ContinuousEngine,
+        *,
+        active: bool = True,
+    ) -> None:
+        self.name = name
+        self.conf = resolve(conf)
+        self.conf[TOPOLOGY_NAME] = name  # Storm sets it at submit
+        self.plan = Plan(topology, self.conf)
+        _check_supported(self.plan)
+        self.engine = engine
+        self.active = False
+        self.killed = False
+        self.api_url: str | None = None
+        self.errors: list[ReportedError] = []
+        self.captured: dict[tuple[str, str], list[list[Any]]] = {}
+        self.profile = Profile()
+        self.supersteps_run = 0
+        self.checkpoints = _NoCheckpoints()
+        self._stats: dict[int, TaskStats] = {}
+        self._reports: dict[int, WorkerReport] = {}
+        self._counters: tuple[Any, ...] = ()
+        self._still_since = time.monotonic()
+        self._epoch = time.time()
+        engine.start(self.plan, self.conf[SPARKSTORM_SEED], self._epoch)
+        if active:
+            self.activate()
+
+    def now(self) -> float:
+        """Topology time: seconds since the workers were started."""
+        return time.time() - self._epoch
+
+    def activate(self) -> None:
+        """Start the spouts' ``next_tuple`` calls in every worker."""
+        if not self.active and not self.killed:
+            self.active = True
+            self.engine.activate()
+
+    def deactivate(self) -> None:
+        """Stop the spouts' ``next_tuple`` calls; tuples in flight go on."""
+        if self.active and not self.killed:
+            self.active = False
+            self.engine.deactivate()
+
+    def step(self) -> None:
+        """Take the reports that arrive within a short wait."""
+        for report in self.engine.reports(0.02):
+            self._take(report)
+        failure = self.engine.launcher.failure()
+        if failure is not None and not self.killed:
+            msg = f"a continuous worker failed: {type(failure).__name__}: {failure}"
+            raise SparkStormError(msg) from failure
+
+    def _take(self, report: WorkerReport) -> None:
+        for stats in report.stats:
+            self._stats[stats.task] = stats
+        self._reports[report.worker] = report
+        self.supersteps_run = sum(r.turns for r in self._reports.values())
+        self.errors.extend(report.errors)
+        for error in report.errors:
+            if not error.throttled:
+                trace = f"\n{error.traceback}" if error.traceback else ""
+                log.error("error in %s:%s: %s%s", error.component, error.task, error.message, trace)
+        for line in report.debug:
+            DEBUG_LOG.info("%s", line)
+        counters = tuple(
+            (r.worker, r.sent, r.received, r.emitted, r.backlog) for r in self._reports.values()
+        )
+        if counters != self._counters:
+            self._counters, self._still_since = counters, time.monotonic()
+
+    @property
+    def in_flight(self) -> int:
+        """Tuples waiting in workers or on their way between them, as last reported."""
+        reports = self._reports.values()
+        moving = sum(r.sent for r in reports) - sum(r.received for r in reports)
+        return moving + sum(r.backlog for r in reports)
+
+    def pending_count(self) -> int:
+        """Tracked messages without an outcome yet, over every spout task."""
+        return sum(sum(r.pending.values()) for r in self._reports.values())
+
+    def idle(self) -> bool:
+        """Nothing waiting or moving, nothing pending, and the spouts' counters stood still.
+
+        Still means: unchanged through two report intervals, so that every worker has
+        reported at least once more since the last change.
+        """
+        return (
+            len(self._reports) == self.engine.workers
+            and self.in_flight == 0
+            and self.pending_count() == 0
+            and time.monotonic() - self._still_since >= 2 * REPORT_SECS
+        )
+
+    def busy_with(self) -> str:
+        """What keeps the topology from being idle, in words."""
+        return f"{self.in_flight} tuple(s) in flight, {self.pending_count()} msg id(s) pending"
+
+    def calling(self) -> tuple[str, Any] | None:
+        """No user call runs on the driver in this mode."""
+        return None
+
+    def kill(
+        self,
+        max_steps: int | None = None,
+        drain_secs: float | None = None,
+        *,
+        wait_pending: bool = False,
+    ) -> None:
+        """Stop: deactivate, let pending trees complete (up to ``drain_secs``), shut down.
+
+        What is still pending then fails back to its spout with reason ``shutdown``, in
+        the worker that holds the spout, before the spouts are closed.
+        """
+        if self.killed:
+            return
+        self.deactivate()
+        deadline = time.monotonic() + (drain_secs or 0.0)
+        while wait_pending and self.pending_count() and time.monotonic() < deadline:
+            self.step()
+        for report in self.engine.shut_down(SHUTDOWN_SECS):
+            self._take(report)
+        self.engine.close()
+        self.killed = True
+
+    def spout_stats(self) -> list[TaskStats]:
+        """The spout tasks' statistics (their complete latencies feed the history)."""
+        return [s for t, s in self._stats.items() if t in self.plan.spout_tasks]
+
+    def _busy_secs(self) -> float:
+        return max(1e-9, self.now())
+
+    def stats(self) -> dict[str, dict[str, Any]]:
+        """Per-component statistics (Storm UI's names), ``__acker`` included."""
+        stats = by_component(list(self._stats.values()), self._busy_secs())
+        pending: dict[str, int] = {}
+        for report in self._reports.values():
+            for task, count in report.pending.items():
+                component = self.plan.task_component[task]
+                pending[component] = pending.get(component, 0) + count
+        for component, row in stats.items():
+            spec = self.plan.components.get(component)
+            row["kind"] = "acker" if spec is None else "spout" if spec.is_spout else "bolt"
+            if row["kind"] == "spout":
+                row["pending"] = pending.get(component, 0)
+        return stats
+
+    def task_stats(self) -> dict[str, list[dict[str, Any]]]:
+        """Per-task statistics by component (Storm UI's executors), ``__acker`` included."""
+        rows = by_task(list(self._stats.values()), self._busy_secs())
+        for report in self._reports.values():
+            for task, count in report.pending.items():
+                if task in rows:
+                    rows[task]["pending"] = count
+        grouped: dict[str, list[dict[str, Any]]] = {}
+        for task in sorted(rows):
+            rows[task]["worker"] = self.plan.worker_of[task]
+            grouped.setdefault(rows[task]["component"], []).append(rows[task])
+        return grouped
+
+
+def _check_supported(plan: Plan) -> None:
+    """Refuse, by name, what the continuous mode does not run yet."""
+    for bolt in plan.topology.bolts:
+        if is_stateful(bolt.obj) or is_windowed(bolt.obj):
+            kind = "stateful" if is_stateful(bolt.obj) else "windowed"
+            msg = (
+                f"bolt {bolt.component_id!r} is a {kind} bolt, which the continuous mode "
+                f"does not run yet; run it with sparkstorm.spark.mode=superstep"
+            )
+            raise InvalidTopologyError(msg, component=bolt.component_id)

@@ -1,0 +1,205 @@
+"""The driver's side of the continuous mode: placement, the control socket, the reports.
+
+The driver runs no task and sees no tuple. It deals every task (spouts included) over
+the workers, binds one ZeroMQ ROUTER socket that every worker connects to, has a
+:class:`Launcher` start the workers (a Spark barrier stage, or threads in tests), and
+from then on only sends commands (activate, deactivate, shut down) and receives each
+worker's :class:`~sparkstorm.engines.continuous.worker.WorkerReport`.
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import cloudpickle
+import zmq
+
+from sparkstorm.engines.continuous.worker import (
+    ACTIVATE,
+    DEACTIVATE,
+    SHUTDOWN_NOW,
+    Worker,
+    WorkerReport,
+)
+from sparkstorm.errors import SparkStormError
+from sparkstorm.topology.plan import Plan
+
+START_TIMEOUT_SECS = 120.0
+"""How long the workers may take to start and say hello (a barrier stage waits for slots)."""
+
+
+@dataclass(frozen=True)
+class WorkerSetup:
+    """What every worker needs to start: the plan, ids' seed, the clock and the driver."""
+
+    plan_bytes: bytes
+    seed: int
+    epoch: float
+    """Wall time (``time.time()``) of topology time 0."""
+    control: str
+    """The driver's ROUTER address."""
+    workers: int
+
+
+class Launcher(Protocol):
+    """Starts ``setup.workers`` workers somewhere and watches them."""
+
+    @property
+    def master(self) -> str | None:
+        """The Spark master the workers run on; None without Spark."""
+
+    @property
+    def ui_url(self) -> str | None:
+        """The Spark UI's address, when one runs."""
+
+    @property
+    def log_file(self) -> Path | None:
+        """Where Spark's own log goes, when sparkstorm started Spark's JVM."""
+
+    def launch(self, setup: WorkerSetup) -> None:
+        """Start the workers (without waiting for them to finish)."""
+
+    def failure(self) -> BaseException | None:
+        """Why the workers ended, if they ended with an error; else None."""
+
+    def join(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for the workers to end."""
+
+
+def place(plan: Plan, workers: int) -> None:
+    """Deal every task, spouts included, round-robin by task id over ``workers``."""
+    tasks = sorted(plan.spout_tasks + plan.bolt_tasks + plan.acker_tasks)
+    plan.workers = max(1, min(workers, len(tasks)))
+    plan.worker_of = {t: i % plan.workers for i, t in enumerate(tasks)}
+
+
+def run_worker(setup: WorkerSetup, index: int, host: str, exchange: Any) -> None:
+    """The body of one worker: bind, exchange addresses, connect, prepare, loop, close.
+
+    ``exchange(address)`` returns every worker's address, by index (Spark's
+    ``BarrierTaskContext.allGather``).
+    """
+    plan: Plan = cloudpickle.loads(setup.plan_bytes)
+    context: zmq.Context[Any] = zmq.Context()
+    worker = Worker(plan, index, setup.seed, setup.epoch, context)
+    try:
+        addresses = exchange(worker.bind(host))
+        worker.connect(list(addresses), setup.control)
+        worker.prepare()
+        worker.run()
+    finally:
+        worker.close()
+        context.term()
+
+
+class ContinuousEngine:
+    """The continuous mode's engine, on the driver: start, command, report, stop."""
+
+    def __init__(self, launcher: Launcher, host: str, workers: int) -> None:
+        self.launcher, self.host, self.workers = launcher, host, workers
+        self._context: zmq.Context[Any] = zmq.Context()
+        self._router = self._context.socket(zmq.ROUTER)
+        self._router.setsockopt(zmq.LINGER, 0)
+        port = self._router.bind_to_random_port(f"tcp://{host}")
+        self.control_address = f"tcp://{host}:{port}"
+        self._identities: dict[int, bytes] = {}
+        self.finished: set[int] = set()
+
+    name = "spark"
+    blocked: str | None = None
+    """A call reported blocked in a worker (the watchdog does not watch workers yet)."""
+
+    @property
+    def master(self) -> str | None:
+        """The Spark master the workers run on."""
+        return self.launcher.master
+
+    @property
+    def ui_url(self) -> str | None:
+        """The Spark UI's address, when one runs."""
+        return self.launcher.ui_url
+
+    @property
+    def log_file(self) -> Path | None:
+        """Where Spark's own log goes."""
+        return self.launcher.log_file
+
+    def interrupt(self) -> None:
+        """Nothing to interrupt on the driver: the shutdown reaches the workers' loops."""
+
+    def start(self, plan: Plan, seed: int, epoch: float) -> None:
+        """Place the tasks, launch the workers, and wait until every one has said hello."""
+        place(plan, self.workers)
+        self.workers = plan.workers
+        setup = WorkerSetup(
+            cloudpickle.dumps(plan, protocol=5), seed, epoch, self.control_address, self.workers
+        )
+        self.launcher.launch(setup)
+        deadline = time.monotonic() + START_TIMEOUT_SECS
+        while len(self._identities) < self.workers:
+            failure = self.launcher.failure()
+            if failure is not None:
+                msg = f"the continuous workers failed to start: {failure}"
+                raise SparkStormError(msg) from failure
+            if time.monotonic() > deadline:
+                msg = (
+                    f"{len(self._identities)} of {self.workers} continuous workers started "
+                    f"in {START_TIMEOUT_SECS:.0f} s; does the cluster have {self.workers} "
+                    f"free task slots? (sparkstorm.spark.partitions sets how many are needed)"
+                )
+                raise SparkStormError(msg)
+            self._receive(0.05)
+
+    def command(self, command: str) -> None:
+        """Send ``command`` (activate, deactivate, shutdown) to every worker."""
+        message = pickle.dumps(command)
+        for identity in self._identities.values():
+            self._router.send_multipart([identity, message])
+
+    def activate(self) -> None:
+        """Start the spouts' ``next_tuple`` calls."""
+        self.command(ACTIVATE)
+
+    def deactivate(self) -> None:
+        """Stop the spouts' ``next_tuple`` calls; tuples in flight go on."""
+        self.command(DEACTIVATE)
+
+    def reports(self, timeout: float) -> list[WorkerReport]:
+        """The reports that arrive within ``timeout`` seconds (at least one wait)."""
+        return self._receive(timeout)
+
+    def _receive(self, timeout: float) -> list[WorkerReport]:
+        reports: list[WorkerReport] = []
+        wait_ms = int(timeout * 1000)
+        while self._router.poll(wait_ms):
+            wait_ms = 0
+            identity, payload = self._router.recv_multipart()
+            message = pickle.loads(payload)
+            if isinstance(message, tuple) and message[0] == "hello":
+                self._identities[message[1]] = identity
+            elif isinstance(message, WorkerReport):
+                reports.append(message)
+                if message.final:
+                    self.finished.add(message.worker)
+        return reports
+
+    def shut_down(self, timeout: float) -> list[WorkerReport]:
+        """Ask every worker to shut down; return the reports until the last final one."""
+        self.command(SHUTDOWN_NOW)
+        reports: list[WorkerReport] = []
+        deadline = time.monotonic() + timeout
+        while len(self.finished) < len(self._identities) and time.monotonic() < deadline:
+            reports += self._receive(0.1)
+            if self.launcher.failure() is not None:
+                break
+        self.launcher.join(max(0.0, deadline - time.monotonic()))
+        return reports
+
+    def close(self) -> None:
+        """Close the control socket."""
+        self._router.close(linger=0)
+        self._context.term()

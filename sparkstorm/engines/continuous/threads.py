@@ -1,0 +1,61 @@
+"""Workers as threads of the driver's process: the continuous mode without Spark.
+
+For tests of the data plane and for debugging: the same worker code, sockets and
+frames as in Spark's barrier tasks, on loopback, with a thread barrier in place of
+``BarrierTaskContext.allGather``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from sparkstorm.engines.continuous.driver import WorkerSetup, run_worker
+
+
+class ThreadLauncher:
+    """Runs each worker in a thread of this process."""
+
+    def __init__(self) -> None:
+        self._threads: list[threading.Thread] = []
+        self._failure: BaseException | None = None
+
+    master: str | None = None
+    ui_url: str | None = None
+    log_file: Path | None = None
+
+    def launch(self, setup: WorkerSetup) -> None:
+        """Start one thread per worker."""
+        addresses: list[str] = [""] * setup.workers
+        barrier = threading.Barrier(setup.workers)
+
+        def exchange_for(index: int) -> Callable[[str], list[str]]:
+            def exchange(address: str) -> list[str]:
+                addresses[index] = address
+                barrier.wait()
+                return list(addresses)
+
+            return exchange
+
+        def body(index: int) -> None:
+            try:
+                run_worker(setup, index, "127.0.0.1", exchange_for(index))
+            except BaseException as exc:
+                self._failure = exc
+                barrier.abort()
+
+        for index in range(setup.workers):
+            thread = threading.Thread(target=body, args=(index,), name=f"worker-{index}")
+            thread.daemon = True
+            thread.start()
+            self._threads.append(thread)
+
+    def failure(self) -> BaseException | None:
+        """The first error a worker thread ended with, or None."""
+        return self._failure
+
+    def join(self, timeout: float) -> None:
+        """Wait for the worker threads to end."""
+        for thread in self._threads:
+            thread.join(timeout)

@@ -1,0 +1,330 @@
+"""A continuous worker: its share of spout, bolt and acker tasks, for the life of a run.
+
+Storm's worker process, in one Python thread. A worker runs in a Spark barrier task (or,
+in tests, a thread) and loops: take the driver's commands, take the frames its peers
+sent, tick, run each bolt task over the tuples waiting for it, ask the spouts for more,
+send what was emitted, report. Tuples between tasks of one worker are handed over in
+memory; tuples for another worker's tasks are batched per destination worker and sent
+over one ZeroMQ socket per peer, so per (sender task, receiver task) they arrive in the
+order they were emitted (Storm's FIFO). A frame goes out when it holds
+:data:`FRAME_TUPLES` tuples or its first tuple has waited :data:`FLUSH_SECS`.
+
+Backpressure, not buffering: sends never block (a blocked send in a loop that also
+receives could deadlock two workers); a frame a peer cannot take yet waits here, and
+while the worker's backlog (tuples waiting to run plus waiting to be sent) is over
+:data:`MAX_BACKLOG`, its spouts are not asked for more. ``topology.max.spout.pending``
+bounds each spout task's tracked trees as in Storm. Nothing is dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+import zmq
+
+from sparkstorm._types import SHUTDOWN
+from sparkstorm.config import SPARKSTORM_GC_GEN0_THRESHOLD
+from sparkstorm.engines.rows import RowCodec
+from sparkstorm.reliability.base_collector import ReportedError
+from sparkstorm.tasks.gc_tuning import fewer_collections
+from sparkstorm.tasks.metrics import TaskStats
+from sparkstorm.tasks.spout_task import SpoutTask
+from sparkstorm.tasks.task_runner import BoltTask
+from sparkstorm.tasks.ticks import due, tickers_for
+from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.tuple import Row, Tuple
+
+log = logging.getLogger(__name__)
+
+FRAME_TUPLES = 2_000
+"""A frame to a peer goes out once it holds this many tuples..."""
+FLUSH_SECS = 0.001
+"""... or once its first tuple has waited this long."""
+MAX_BACKLOG = 50_000
+"""Tuples waiting in a worker (to run or to be sent) above which its spouts pause."""
+SPOUT_CALLS = 200
+"""``next_tuple`` calls per spout task per turn of the loop."""
+REPORT_SECS = 0.25
+"""How often a worker reports its statistics to the driver."""
+
+# commands from the driver
+ACTIVATE, DEACTIVATE, SHUTDOWN_NOW = "activate", "deactivate", "shutdown"
+
+
+@dataclass(frozen=True)
+class WorkerReport:
+    """What a worker tells the driver, every :data:`REPORT_SECS` and when it stops."""
+
+    worker: int
+    stats: list[TaskStats]
+    pending: dict[int, int]
+    """Spout task -> tracked trees pending."""
+    errors: list[ReportedError]
+    debug: list[str]
+    sent: int
+    """Tuples sent to other workers since the start."""
+    received: int
+    """Tuples received from other workers since the start."""
+    backlog: int
+    """Tuples waiting to run or to be sent now."""
+    emitted: int
+    """Tuples the spouts emitted since the start."""
+    turns: int
+    final: bool = False
+
+
+@dataclass
+class _Peer:
+    """Tuples bound for one other worker, and frames it has not taken yet."""
+
+    socket: Any
+    rows: list[Row] = field(default_factory=list)
+    since: float = 0.0
+    frames: deque[tuple[bytes, int]] = field(default_factory=deque)
+
+
+class Worker:
+    """Worker ``index`` of ``workers``: runs the tasks the placement gives it."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        index: int,
+        seed: int,
+        epoch: float,
+        context: zmq.Context[Any],
+    ) -> None:
+        self.plan, self.index, self.seed, self.epoch = plan, index, seed, epoch
+        self.context = context
+        self.codec = RowCodec(plan)
+        where = plan.worker_of
+        self.spouts = {t: SpoutTask(plan, t, seed) for t in plan.spout_tasks if where[t] == index}
+        self.bolts = {
+            t: BoltTask(plan, t, seed)
+            for t in sorted(plan.bolt_tasks + plan.acker_tasks)
+            if where[t] == index
+        }
+        self.inbox: dict[int, list[Tuple]] = {t: [] for t in self.bolts}
+        self.tickers = tickers_for(plan, plan.conf, set(self.bolts))
+        self.active = False
+        self.stopped = False
+        self.turns = 0
+        self.sent = self.received = 0
+        self.queued = 0
+        self.peers: dict[int, _Peer] = {}
+        self.errors: list[ReportedError] = []
+        self.debug: list[str] = []
+        self._next_report = 0.0
+        self.receiver = context.socket(zmq.PULL)
+        self.control = context.socket(zmq.DEALER)
+
+    # -- set-up -------------------------------------------------------------------------
+    def bind(self, host: str) -> str:
+        """Bind the socket peers send to, on ``host``; return its address."""
+        self.receiver.setsockopt(zmq.RCVHWM, 200)
+        port = self.receiver.bind_to_random_port(f"tcp://{host}")
+        return f"tcp://{host}:{port}"
+
+    def connect(self, peers: list[str], control: str) -> None:
+        """Connect to every other worker's address and to the driver's control socket."""
+        for i, address in enumerate(peers):
+            if i != self.index:
+                socket = self.context.socket(zmq.PUSH)
+                socket.setsockopt(zmq.SNDHWM, 200)
+                socket.setsockopt(zmq.LINGER, 0)
+                socket.connect(address)
+                self.peers[i] = _Peer(socket)
+        self.control.setsockopt(zmq.IDENTITY, f"worker-{self.index}".encode())
+        self.control.setsockopt(zmq.LINGER, 2000)
+        self.control.connect(control)
+        self.control.send(pickle.dumps(("hello", self.index)))
+
+    def prepare(self) -> None:
+        """Prepare the bolt tasks and open the spouts (Storm does both as a worker starts)."""
+        for task in self.bolts.values():
+            task.prepare()
+        for spout in self.spouts.values():
+            spout.open()
+
+    # -- the loop -----------------------------------------------------------------------
+    def run(self) -> None:
+        """Loop until the driver says to shut down; then fail what is pending, clean up."""
+        poller = zmq.Poller()
+        poller.register(self.receiver, zmq.POLLIN)
+        poller.register(self.control, zmq.POLLIN)
+        with fewer_collections(self.plan.conf[SPARKSTORM_GC_GEN0_THRESHOLD]):
+            while not self.stopped:
+                worked = self.turn()
+                if not worked:
+                    poller.poll(timeout=1)
+        self._shut_down()
+
+    def turn(self) -> bool:
+        """One turn of the loop; whether it did anything (else the loop waits for input)."""
+        self._obey()
+        now = time.time() - self.epoch
+        self.turns += 1
+        got = self._receive(now)
+        ticks, spout_ticks = due(self.tickers, now)
+        for _ in range(spout_ticks):
+            for spout in self.spouts.values():
+                spout.tick()
+        self._route(ticks, now)
+        ran = self._run_bolts(now)
+        emitted = self._run_spouts(now)
+        waiting = self._flush()
+        if time.monotonic() >= self._next_report:
+            self._report()
+        return bool(got or ran or emitted or waiting)
+
+    def _obey(self) -> None:
+        while self.control.poll(0):
+            command = pickle.loads(self.control.recv())
+            if command == ACTIVATE and not self.active:
+                self.active = True
+                for spout in self.spouts.values():
+                    spout.guarded(spout.spout.activate)
+            elif command == DEACTIVATE and self.active:
+                self.active = False
+                for spout in self.spouts.values():
+                    spout.guarded(spout.spout.deactivate)
+            elif command == SHUTDOWN_NOW:
+                self.stopped = True
+
+    def _receive(self, now: float) -> int:
+        """Take the frames waiting on the socket, while the backlog leaves room."""
+        got = 0
+        while self.queued < MAX_BACKLOG:
+            try:
+                frame = self.receiver.recv(zmq.NOBLOCK, copy=True)
+            except zmq.Again:
+                break
+            for task, task_runs in pickle.loads(frame):
+                tuples = self.codec.tuples_of_runs(task_runs)
+                got += len(tuples)
+                self._deliver(task, tuples, now)
+        self.received += got
+        return got
+
+    def _deliver(self, task: int, tuples: list[Tuple], now: float) -> None:
+        spout = self.spouts.get(task)
+        if spout is not None:  # the acker's outcomes: the spout task that emitted the roots
+            for tup in tuples:
+                spout.on_outcome(tup, now)
+        else:
+            self.inbox[task].extend(tuples)
+            self.queued += len(tuples)
+
+    def _route(self, rows: list[Row], now: float) -> None:
+        """Hand rows to local tasks, or to the peer that holds their task."""
+        where, index, peers = self.plan.worker_of, self.index, self.peers
+        for row in rows:
+            task = row[0]
+            worker = where[task]
+            if worker == index:
+                self._deliver(task, [row[1]], now)
+            else:
+                peer = peers[worker]
+                if not peer.rows:
+                    peer.since = time.monotonic()
+                peer.rows.append(row)
+
+    def _run_bolts(self, now: float) -> int:
+        ran = 0
+        for task_id, task in self.bolts.items():
+            tuples = self.inbox[task_id]
+            if not tuples:
+                continue
+            self.inbox[task_id] = []
+            self.queued -= len(tuples)
+            ran += len(tuples)
+            out: list[Row] = []
+            task.run(tuples, self.turns, now, out)
+            task.collector.hand_over(self.errors, self.debug)
+            self._route(out, now)
+        return ran
+
+    def _run_spouts(self, now: float) -> int:
+        emitted = 0
+        asking = self.active and self._backlog() < MAX_BACKLOG
+        for spout in self.spouts.values():
+            spout.begin(self.turns, now)
+            if asking:
+                emitted += spout.next_batch(SPOUT_CALLS)
+            rows = spout.drain()  # with what ack()/fail() emitted (replays)
+            spout.collector.hand_over(self.errors, self.debug)
+            self._route(rows, now)
+        return emitted
+
+    def _backlog(self) -> int:
+        return self.queued + sum(
+            len(p.rows) + p.frames.__len__() * FRAME_TUPLES for p in self.peers.values()
+        )
+
+    def _flush(self, force: bool = False) -> int:
+        """Send full or old frames; return the tuples still waiting to be sent."""
+        waiting = 0
+        now = time.monotonic()
+        for peer in self.peers.values():
+            if peer.rows and (
+                force or len(peer.rows) >= FRAME_TUPLES or now - peer.since >= FLUSH_SECS
+            ):
+                runs, _ = self.codec.runs(peer.rows)
+                peer.frames.append((pickle.dumps(list(runs.items()), protocol=5), len(peer.rows)))
+                peer.rows = []
+            while peer.frames:
+                frame, count = peer.frames[0]
+                try:
+                    peer.socket.send(frame, zmq.NOBLOCK, copy=False)
+                except zmq.Again:
+                    break
+                peer.frames.popleft()
+                self.sent += count
+            waiting += len(peer.rows) + sum(count for _, count in peer.frames)
+        return waiting
+
+    def _report(self, final: bool = False) -> None:
+        self._next_report = time.monotonic() + REPORT_SECS
+        for spout in self.spouts.values():
+            spout.collector.hand_over(self.errors, self.debug)
+        stats = [s.stats for s in self.spouts.values()] + [t.stats for t in self.bolts.values()]
+        report = WorkerReport(
+            self.index,
+            stats,
+            {t: len(s.pending) for t, s in self.spouts.items()},
+            self.errors,
+            self.debug,
+            self.sent,
+            self.received,
+            self._backlog(),
+            sum(s.collector.emitted for s in self.spouts.values()),
+            self.turns,
+            final,
+        )
+        self.control.send(pickle.dumps(report, protocol=5))
+        self.errors, self.debug = [], []
+        for spout in self.spouts.values():
+            if spout.stats.complete_latencies:
+                spout.stats.fold()
+
+    def _shut_down(self) -> None:
+        """Fail what is still pending (``shutdown``), close the spouts, clean the bolts up."""
+        for spout in self.spouts.values():
+            spout.fail_all_pending(SHUTDOWN)
+            spout.guarded(spout.spout.close)
+        for task in self.bolts.values():
+            task.cleanup()
+            task.collector.hand_over(self.errors, self.debug)
+        self._report(final=True)
+
+    def close(self) -> None:
+        """Close the sockets (the context is the caller's)."""
+        for peer in self.peers.values():
+            peer.socket.close(linger=0)
+        self.receiver.close(linger=0)
+        self.control.close()

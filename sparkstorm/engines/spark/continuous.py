@@ -1,0 +1,99 @@
+"""The continuous mode's workers as one long-running Spark barrier stage.
+
+``rdd.barrier().mapPartitions`` launches one Spark task per worker, all together or
+none (gang scheduling), as PySpark's TorchDistributor runs cooperating Python processes.
+Each task binds its data socket, tells the others where with
+``BarrierTaskContext.allGather`` (added to Spark for exactly this), and runs its worker
+until the driver shuts the run down; the Python worker belongs to the task for the whole
+run. The job runs in a thread of the driver, in the run's job group, so that the Spark
+UI shows it as one job and a stop can cancel it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+from sparkstorm.engines.continuous.driver import WorkerSetup, run_worker
+
+log = logging.getLogger(__name__)
+
+
+def _worker_body(setup: WorkerSetup, loopback: bool) -> Any:
+    def body(_: Any) -> Any:
+        from pyspark import BarrierTaskContext
+
+        context = BarrierTaskContext.get()
+        index = context.partitionId()
+        # loopback, or the executor's own address: reachable by its peers, not by every
+        # interface of the machine
+        address = context.getTaskInfos()[index].address.rsplit(":", 1)[0]
+        host = "127.0.0.1" if loopback else address
+        run_worker(setup, index, host, context.allGather)
+        return iter([])
+
+    return body
+
+
+class BarrierLauncher:
+    """Runs the workers as the tasks of one barrier stage of ``spark``."""
+
+    def __init__(self, spark: Any, run_id: str) -> None:
+        self.spark = spark
+        self.run_id = run_id
+        self._thread: threading.Thread | None = None
+        self._failure: BaseException | None = None
+
+    @property
+    def master(self) -> str:
+        """The Spark master the session runs on."""
+        return str(self.spark.sparkContext.master)
+
+    @property
+    def ui_url(self) -> str | None:
+        """The Spark UI's address, when it runs."""
+        url: str | None = self.spark.sparkContext.uiWebUrl
+        return url
+
+    @property
+    def log_file(self) -> Path | None:
+        """Where Spark's own log goes, when sparkstorm started Spark's JVM."""
+        path: Path | None = getattr(self.spark, "sparkstorm_log_file", None)
+        return path
+
+    @property
+    def loopback(self) -> bool:
+        """Whether every worker runs on this machine (a local or local-cluster master)."""
+        return self.master.startswith("local")
+
+    def launch(self, setup: WorkerSetup) -> None:
+        """Submit the stage from a thread; the thread ends when the workers do."""
+        context = self.spark.sparkContext
+        rdd = context.parallelize(range(setup.workers), setup.workers)
+        stage = rdd.barrier().mapPartitions(_worker_body(setup, self.loopback))
+
+        def job() -> None:
+            context.setJobGroup(self.run_id, "sparkstorm continuous workers", True)
+            try:
+                stage.collect()
+            except BaseException as exc:
+                self._failure = exc
+
+        self._thread = threading.Thread(target=job, name="sparkstorm-workers", daemon=True)
+        self._thread.start()
+
+    def failure(self) -> BaseException | None:
+        """The error the stage ended with, or None."""
+        return self._failure
+
+    def join(self, timeout: float) -> None:
+        """Wait for the stage to end; cancel it if it does not in ``timeout`` seconds."""
+        if self._thread is None:
+            return
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            log.warning("the continuous workers did not end in time; cancelling their job")
+            self.spark.sparkContext.cancelJobGroup(self.run_id)
+            self._thread.join(10)
