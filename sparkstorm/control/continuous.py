@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 from typing import Any
 
 from sparkstorm.config import (
@@ -73,6 +74,7 @@ class ContinuousRuntime:
         self.supersteps_run = 0
         self.checkpoints = _NoCheckpoints()
         self._stats: dict[int, TaskStats] = {}
+        self._last_error: dict[tuple[str, int, str], int] = {}
         self._reports: dict[int, WorkerReport] = {}
         self._counters: tuple[Any, ...] = ()
         self._still_since = time.monotonic()
@@ -111,11 +113,8 @@ class ContinuousRuntime:
             self._stats[stats.task] = stats
         self._reports[report.worker] = report
         self.supersteps_run = sum(r.turns for r in self._reports.values())
-        self.errors.extend(report.errors)
         for error in report.errors:
-            if not error.throttled:
-                trace = f"\n{error.traceback}" if error.traceback else ""
-                log.error("error in %s:%s: %s%s", error.component, error.task, error.message, trace)
+            self._keep(error)
         for line in report.debug:
             DEBUG_LOG.info("%s", line)
         counters = tuple(
@@ -123,6 +122,26 @@ class ContinuousRuntime:
         )
         if counters != self._counters:
             self._counters, self._still_since = counters, time.monotonic()
+
+    def _keep(self, error: ReportedError) -> None:
+        """Log a task's error here, or count a throttled repeat on the record it repeats.
+
+        A worker hands its errors over every turn, so repeats beyond the throttle would
+        otherwise make a record each: they are counted on the last record instead.
+        """
+        if error.throttled:
+            key = (error.component, error.task, error.message)
+            last = self._last_error.get(key)
+            if last is not None:
+                self.errors[last] = replace(
+                    self.errors[last], count=self.errors[last].count + error.count
+                )
+                return
+            self._last_error[key] = len(self.errors)
+        else:
+            trace = f"\n{error.traceback}" if error.traceback else ""
+            log.error("error in %s:%s: %s%s", error.component, error.task, error.message, trace)
+        self.errors.append(error)
 
     @property
     def in_flight(self) -> int:

@@ -101,11 +101,8 @@ class ContinuousEngine:
 
     def __init__(self, launcher: Launcher, host: str, workers: int) -> None:
         self.launcher, self.host, self.workers = launcher, host, workers
-        self._context: zmq.Context[Any] = zmq.Context()
-        self._router = self._context.socket(zmq.ROUTER)
-        self._router.setsockopt(zmq.LINGER, 0)
-        port = self._router.bind_to_random_port(f"tcp://{host}")
-        self.control_address = f"tcp://{host}:{port}"
+        self._context: zmq.Context[Any] | None = None
+        self._router: Any = None
         self._identities: dict[int, bytes] = {}
         self.finished: set[int] = set()
 
@@ -135,9 +132,12 @@ class ContinuousEngine:
         """Place the tasks, launch the workers, and wait until every one has said hello."""
         place(plan, self.workers)
         self.workers = plan.workers
-        setup = WorkerSetup(
-            cloudpickle.dumps(plan, protocol=5), seed, epoch, self.control_address, self.workers
-        )
+        self._context = zmq.Context()
+        self._router = self._context.socket(zmq.ROUTER)
+        self._router.setsockopt(zmq.LINGER, 0)
+        port = self._router.bind_to_random_port(f"tcp://{self.host}")
+        control = f"tcp://{self.host}:{port}"
+        setup = WorkerSetup(cloudpickle.dumps(plan, protocol=5), seed, epoch, control, self.workers)
         self.launcher.launch(setup)
         deadline = time.monotonic() + START_TIMEOUT_SECS
         while len(self._identities) < self.workers:
@@ -201,5 +201,7 @@ class ContinuousEngine:
 
     def close(self) -> None:
         """Close the control socket."""
-        self._router.close(linger=0)
-        self._context.term()
+        if self._context is not None:
+            self._router.close(linger=0)
+            self._context.term()
+            self._context = None

@@ -1,0 +1,117 @@
+"""Spouts and bolts for the continuous mode's tests (they run in Spark workers or threads)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sparkstorm import Bolt, Fields, Spout
+
+
+class NumberSpout(Spout):
+    """Emits ``count`` numbers once each (msg id = the number), this task's share of them.
+
+    ``replay``: a failed number is emitted again. Its emits carry (task, sequence number
+    of the emit on this task), so a bolt can check FIFO per (sender, receiver).
+    """
+
+    def __init__(self, count: int, replay: bool = True) -> None:
+        self.count, self.replay = count, replay
+
+    def open(self, conf: Any, context: Any, collector: Any) -> None:
+        self.collector = collector
+        self.task = context.get_this_task_id()
+        tasks = context.get_component_tasks(context.get_this_component_id())
+        self.todo = list(range(tasks.index(self.task), self.count, len(tasks)))[::-1]
+        self.seq = 0
+
+    def next_tuple(self) -> None:
+        if self.todo:
+            number = self.todo.pop()
+            self.seq += 1
+            self.collector.emit([number, self.task, self.seq], msg_id=number)
+
+    def fail(self, msg_id: Any, reason: Any = None) -> None:
+        if self.replay:
+            self.todo.append(msg_id)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("number", "task", "seq"))
+
+
+class InOrder(Bolt):
+    """Acks each input; raises if a sender's sequence numbers ever go backwards."""
+
+    def prepare(self, conf: Any, context: Any, collector: Any) -> None:
+        self.collector = collector
+        self.last: dict[int, int] = {}
+
+    def execute(self, tup: Any) -> None:
+        _, task, seq = tup.values
+        if seq <= self.last.get(task, 0):
+            msg = f"from task {task}: seq {seq} after {self.last[task]}"
+            raise AssertionError(msg)
+        self.last[task] = seq
+        self.collector.emit([tup[0]], anchors=tup)
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("number"))
+
+
+class FailFirstOfEveryFifth(Bolt):
+    """Fails the first attempt of every 5th number; acks everything else."""
+
+    def prepare(self, conf: Any, context: Any, collector: Any) -> None:
+        self.collector = collector
+        self.seen: set[int] = set()
+
+    def execute(self, tup: Any) -> None:
+        number = tup[0]
+        if number % 5 == 0 and number not in self.seen:
+            self.seen.add(number)
+            self.collector.fail(tup)
+        else:
+            self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        pass
+
+
+class ForgetsSeven(Bolt):
+    """Acks every number but 7, which it neither acks nor fails: 7 times out."""
+
+    def prepare(self, conf: Any, context: Any, collector: Any) -> None:
+        self.collector = collector
+
+    def execute(self, tup: Any) -> None:
+        if tup[0] != 7:
+            self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        pass
+
+
+class HoldUntilTick(Bolt):
+    """Holds its inputs and acks them all at each tick; raises if it ever holds more than
+    ``most`` (only a spout task past ``topology.max.spout.pending`` could make it)."""
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+
+    def prepare(self, conf: Any, context: Any, collector: Any) -> None:
+        self.collector = collector
+        self.held: list[Any] = []
+
+    def execute(self, tup: Any) -> None:
+        if tup.is_tick():
+            for held in self.held:
+                self.collector.ack(held)
+            self.held = []
+            return
+        self.held.append(tup)
+        if len(self.held) > self.most:
+            msg = f"holding {len(self.held)} tuples, more than max spout pending {self.most}"
+            raise AssertionError(msg)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        pass

@@ -1,0 +1,99 @@
+"""The Spark engine's continuous mode on the shared local[2] session: a barrier stage of
+two workers holding spout, bolt and acker tasks, tuples between them over ZeroMQ."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from examples.word_count import SENTENCES, SentenceSpout, SplitSentence, WordCount
+from sparkstorm import Config, Fields, InvalidTopologyError, TopologyBuilder, run
+from tests.continuous.components import (
+    FailFirstOfEveryFifth,
+    ForgetsSeven,
+    HoldUntilTick,
+    InOrder,
+    NumberSpout,
+)
+from tests.state.bolts import StatefulWordCount
+
+pytestmark = pytest.mark.spark
+
+
+def continuous(**more) -> Config:
+    conf = Config()
+    conf["sparkstorm.spark.mode"] = "continuous"
+    conf.update(more)
+    return conf
+
+
+def test_word_count_acks_every_sentence_once(spark):
+    sentences = SENTENCES * 300
+    builder = TopologyBuilder()
+    builder.set_spout("sentences", SentenceSpout(sentences))
+    builder.set_bolt("split", SplitSentence(), 2).shuffle_grouping("sentences")
+    builder.set_bolt("count", WordCount(), 2).fields_grouping("split", Fields("word"))
+    result = run(builder.create_topology(), continuous(), engine="spark", spark=spark)
+    words = sum(len(s.split()) for s in sentences)
+    assert result.errors == []
+    assert result.stats["sentences"]["acked"] == len(sentences)
+    assert result.stats["sentences"]["failed"] == 0
+    assert result.stats["count"]["executed"] == words
+    assert result.stats["sentences"]["pending"] == 0
+
+
+def test_tuples_between_two_tasks_arrive_in_emission_order(spark):
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", NumberSpout(20_000), 2)
+    builder.set_bolt("check", InOrder(), 3).shuffle_grouping("numbers")
+    result = run(builder.create_topology(), continuous(), engine="spark", spark=spark)
+    assert result.errors == []  # InOrder raises, and it is reported, on any reordering
+    assert result.stats["numbers"]["acked"] == 20_000
+    assert result.stats["check"]["executed"] == 20_000
+
+
+def test_explicit_failures_reach_the_spout_and_replays_complete(spark):
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", NumberSpout(1_000))
+    builder.set_bolt("flaky", FailFirstOfEveryFifth(), 2).fields_grouping(
+        "numbers", Fields("number")
+    )
+    result = run(builder.create_topology(), continuous(), engine="spark", spark=spark)
+    spout = result.stats["numbers"]
+    assert spout["acked"] == 1_000
+    assert spout["failed"] == 200
+    assert spout["fail_reasons"] == {"explicit": 200}
+
+
+def test_a_tree_never_acked_times_out_at_its_spout(spark):
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", NumberSpout(20, replay=False))
+    builder.set_bolt("forgetful", ForgetsSeven()).shuffle_grouping("numbers")
+    conf = continuous()
+    conf.set_message_timeout_secs(1)
+    result = run(builder.create_topology(), conf, engine="spark", spark=spark)
+    spout = result.stats["numbers"]
+    assert (spout["acked"], spout["failed"]) == (19, 1)
+    assert spout["fail_reasons"] == {"timeout": 1}
+
+
+def test_max_spout_pending_bounds_what_a_spout_task_has_in_flight(spark):
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", NumberSpout(40))
+    holder = builder.set_bolt("hold", HoldUntilTick(most=10)).global_grouping("numbers")
+    holder.add_configuration(Config.TOPOLOGY_TICK_TUPLE_FREQ_SECS, 0.5)
+    conf = continuous()
+    conf.set_max_spout_pending(10)
+    result = run(builder.create_topology(), conf, engine="spark", spark=spark)
+    assert result.errors == []  # the bolt raises if it ever holds more than 10
+    assert result.stats["numbers"]["acked"] == 40
+    assert result.stats["hold"]["executed"] >= 40 + 3  # and the ticks that released them
+
+
+def test_a_stateful_bolt_is_refused_by_name_before_anything_starts(spark):
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", NumberSpout(10))
+    builder.set_bolt("tally", StatefulWordCount()).shuffle_grouping("numbers")
+    with pytest.raises(InvalidTopologyError, match=re.escape("'tally'")):
+        run(builder.create_topology(), continuous(), engine="spark", spark=spark)

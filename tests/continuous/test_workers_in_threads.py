@@ -1,0 +1,65 @@
+"""The continuous mode's data plane without Spark: the same workers, sockets and frames,
+each worker a thread (engines/continuous/threads.py)."""
+
+from __future__ import annotations
+
+import time
+
+from examples.word_count import SENTENCES, SentenceSpout, SplitSentence, WordCount
+from sparkstorm import Config, Fields, TopologyBuilder
+from sparkstorm.control.continuous import ContinuousRuntime
+from sparkstorm.engines.continuous.driver import ContinuousEngine
+from sparkstorm.engines.continuous.threads import ThreadLauncher
+from tests.continuous.components import InOrder, NumberSpout
+
+
+def run_in_threads(topology, workers: int = 3, conf: Config | None = None) -> ContinuousRuntime:
+    engine = ContinuousEngine(ThreadLauncher(), "127.0.0.1", workers)
+    runtime = ContinuousRuntime("threads", topology, conf or Config(), engine)
+    deadline = time.monotonic() + 60
+    while not runtime.idle():
+        runtime.step()
+        assert time.monotonic() < deadline, runtime.busy_with()
+    runtime.kill(drain_secs=5, wait_pending=True)
+    return runtime
+
+
+def test_word_count_over_three_workers_acks_every_sentence():
+    sentences = SENTENCES * 100
+    builder = TopologyBuilder()
+    builder.set_spout("sentences", SentenceSpout(sentences), 2)
+    builder.set_bolt("split", SplitSentence(), 3).shuffle_grouping("sentences")
+    builder.set_bolt("count", WordCount(), 3).fields_grouping("split", Fields("word"))
+    runtime = run_in_threads(builder.create_topology())
+    stats = runtime.stats()
+    assert runtime.errors == []
+    assert (stats["sentences"]["acked"], stats["sentences"]["failed"]) == (len(sentences), 0)
+    assert stats["count"]["executed"] == sum(len(s.split()) for s in sentences)
+    tasks = runtime.task_stats()
+    assert {row["worker"] for rows in tasks.values() for row in rows} == {0, 1, 2}
+
+
+def test_every_sender_receiver_pair_keeps_its_order_across_workers():
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", NumberSpout(30_000), 3)
+    builder.set_bolt("check", InOrder(), 4).shuffle_grouping("numbers")
+    runtime = run_in_threads(builder.create_topology())
+    assert runtime.errors == []
+    assert runtime.stats()["numbers"]["acked"] == 30_000
+
+
+def test_a_shutdown_fails_what_is_pending_with_reason_shutdown():
+    from tests.continuous.components import HoldUntilTick
+
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", NumberSpout(5, replay=False))
+    builder.set_bolt("hold", HoldUntilTick(most=100)).global_grouping("numbers")
+    engine = ContinuousEngine(ThreadLauncher(), "127.0.0.1", 2)
+    runtime = ContinuousRuntime("stop", builder.create_topology(), Config(), engine)
+    deadline = time.monotonic() + 30
+    while runtime.pending_count() < 5:  # no tick: the bolt holds all five
+        runtime.step()
+        assert time.monotonic() < deadline, runtime.busy_with()
+    runtime.kill(drain_secs=0.2, wait_pending=True)
+    spout = runtime.stats()["numbers"]
+    assert (spout["acked"], spout["failed"], spout["fail_reasons"]) == (0, 5, {"shutdown": 5})
