@@ -31,7 +31,8 @@ from sparkstorm import Config, Fields, Spout, TopologyBuilder, run
 
 RATES = (25_000, 50_000, 100_000, 150_000, 200_000)
 TUPLES_PER_SENTENCE = 9
-ENGINES = ("spark", "local")
+ENGINES = ("spark", "continuous", "local")
+"""spark: the superstep mode; continuous: sparkstorm.spark.mode=continuous."""
 
 
 class SteadySpout(Spout):
@@ -76,11 +77,14 @@ def steady_run(spark: Any, engine: str, rate: float, secs: float) -> dict[str, f
     builder.set_bolt("count", WordCount(), 2).fields_grouping("split", Fields("word"))
     conf = Config()
     conf.set_num_ackers(1)
+    if engine == "continuous":
+        conf[Config.SPARKSTORM_SPARK_MODE] = "continuous"
+    name = "local" if engine == "local" else "spark"
     result = run(
         builder.create_topology(),
         conf,
-        engine=engine,
-        spark=spark if engine == "spark" else None,
+        engine=name,
+        spark=spark if name == "spark" else None,
         duration=secs,
     )
     spout = result.stats["sentences"]
@@ -104,7 +108,7 @@ def measure(
     lines = [
         f"word count at a steady offered rate for {secs:g}s, default configuration, acking "
         "on (complete latency: spout emit to tree acked)",
-        f"{'engine':<8}{'offered/s':>11}{'achieved/s':>12}{'p50 ms':>9}{'p99 ms':>9}"
+        f"{'engine':<11}{'offered/s':>11}{'achieved/s':>12}{'p50 ms':>9}{'p99 ms':>9}"
         f"{'steps':>9}{'ms/step':>9}{'failed':>8}{'prepares':>10}",
     ]
     for rate in rates:
@@ -113,7 +117,7 @@ def measure(
             runs[engine].append(r)
             step_ms = 1000 * (secs / max(1, r["supersteps"]))
             lines.append(
-                f"{engine:<8}{rate:>11,}{r['tps']:>12,.0f}{r['p50']:>9,.0f}{r['p99']:>9,.0f}"
+                f"{engine:<11}{rate:>11,}{r['tps']:>12,.0f}{r['p50']:>9,.0f}{r['p99']:>9,.0f}"
                 f"{r['supersteps']:>9,}{step_ms:>9,.1f}{r['failed']:>8,}{r['prepares']:>10.2f}"
             )
     lines += [

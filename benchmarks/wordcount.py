@@ -27,6 +27,7 @@ from typing import Any
 import pyarrow as pa
 
 from benchmarks.api_floor import api_floor
+from benchmarks.cpu_budget import cpu_secs
 from benchmarks.report import report
 from benchmarks.rss import PeakRss
 from benchmarks.streaming import split_batches, structured_streaming
@@ -67,13 +68,23 @@ def baseline(spark: Any, sentences: list[str], count_in: str = "python") -> dict
     return {"tps": (len(sentences) + words) / elapsed, "rss": rss.peak}
 
 
+MODES = {"local": ("local", None), "spark": ("spark", None), "continuous": ("spark", "continuous")}
+"""A row's name -> (engine, sparkstorm.spark.mode)."""
+
+
 def sparkstorm_run(
     spark: Any, engine: str, ackers: int, sentences: list[str], parallelism: int = 2
 ) -> dict[str, Any]:
-    """Word count on ``engine``; tuples/s, complete latency percentiles, peak RSS, profile."""
+    """Word count on ``engine`` (or ``continuous``); tuples/s, latency, RSS, driver CPU share."""
     topology, conf = build(sentences, parallelism=parallelism, ackers=ackers)
+    name, mode = MODES[engine]
+    if mode is not None:
+        conf[Config.SPARKSTORM_SPARK_MODE] = mode
+    before = cpu_secs()
     with PeakRss() as rss:
-        result = run(topology, conf, engine=engine, spark=spark if engine == "spark" else None)
+        result = run(topology, conf, engine=name, spark=spark if name == "spark" else None)
+    after = cpu_secs()
+    used = {k: after[k] - before[k] for k in after}
     stats = result.stats
     assert stats["sentences"]["acked"] == len(sentences), stats["sentences"]
     tuples = stats["split"]["executed"] + stats["count"]["executed"]
@@ -88,6 +99,7 @@ def sparkstorm_run(
         "supersteps": result.supersteps,
         "profile": result.profile,
         "acker_secs": acker["executed"] * acker["execute_latency_ms"] / 1000,
+        "driver_share": used["driver"] / max(1e-9, sum(used.values())),
     }
 
 
@@ -119,7 +131,14 @@ WARM_UP_BATCH = 200
 
 def compare(spark: Any, sentences: list[str], rounds: int, session_secs: float) -> list[str]:
     """The word-count table: every configuration in interleaved rounds, medians."""
-    configs = [("local", 1), ("local", 0), ("spark", 1), ("spark", 0)]
+    configs = [
+        ("local", 1),
+        ("local", 0),
+        ("spark", 1),
+        ("spark", 0),
+        ("continuous", 1),
+        ("continuous", 0),
+    ]
     others = ["baseline", "jvm", "ss", "floor"]
     runs: dict[Any, list[dict[str, Any]]] = {c: [] for c in [*configs, *others]}
     for _ in range(rounds):
@@ -139,7 +158,7 @@ def compare(spark: Any, sentences: list[str], rounds: int, session_secs: float) 
         f"rounds (medians); Spark local[2] session start-up {session_secs:.1f}s, "
         f"topology start-up {median(('spark', 1), 'startup'):.2f}s",
         f"{'configuration':<22}{'tuples/s':>10}{'x base':>8}{'x SS':>7}{'on/off':>8}"
-        f"{'RSS MiB':>9}{'p50 ms':>9}{'p99 ms':>9}",
+        f"{'RSS MiB':>9}{'p50 ms':>9}{'p99 ms':>9}{'driver CPU':>11}",
     ]
     for engine, ackers in configs:
         tps = median((engine, ackers), "tps")
@@ -153,7 +172,7 @@ def compare(spark: Any, sentences: list[str], rounds: int, session_secs: float) 
             f"{engine + (' acking on' if ackers else ' acking off'):<22}{tps:>10,.0f}"
             f"{tps / base:8.2f}{tps / ss:7.2f}{on_off}"
             f"{median((engine, ackers), 'rss') / 2**20:9.0f}"
-            f"{latency}"
+            f"{latency}{median((engine, ackers), 'driver_share'):>10.0%}"
         )
     for config, label in (
         ("ss", "Structured Streaming"),
@@ -171,6 +190,9 @@ def compare(spark: Any, sentences: list[str], rounds: int, session_secs: float) 
             f"{median(config, 'tps') / ss:7.2f}{'':8}{rss}{'-':>9}{'-':>9}"
         )
     lines += [
+        "spark: the superstep mode; continuous: sparkstorm.spark.mode=continuous (one barrier",
+        "stage of 2 workers, tuples over ZeroMQ); driver CPU: the driver process's share of",
+        "the CPU the whole process tree (driver, JVM, Python workers) used during the run;",
         "every sparkstorm row at default configuration (adaptive spout batch); Structured",
         "Streaming: file source (10k-line files, 2 per micro-batch, availableNow), the same",
         "split in mapInArrow, streaming groupBy().count() to the noop sink;",

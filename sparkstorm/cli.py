@@ -216,6 +216,7 @@ def check_options(args: argparse.Namespace, conf: dict[str, Any]) -> None:
         name
         for name, given in (
             ("--master", args.master is not None),
+            ("--mode", args.mode is not None),
             ("--spark-conf", args.spark_conf is not None),
             ("--no-spark-ui", args.no_spark_ui),
             ("spark.* settings", any(str(k).startswith(SPARK_PREFIX) for k in conf)),
@@ -240,6 +241,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("target", help="FILE_OR_MODULE[:ATTR]")
     run.add_argument("--engine", choices=["spark", "local"], default="spark")
     run.add_argument("--master", default=None, help="Spark master URL (default local[*])")
+    run.add_argument(
+        "--mode",
+        choices=["superstep", "continuous"],
+        default=None,
+        help="the Spark engine's execution mode (sparkstorm.spark.mode; default superstep)",
+    )
     stop = run.add_mutually_exclusive_group()
     stop.add_argument("--duration", type=_seconds, default=None, metavar="SECONDS")
     stop.add_argument(
@@ -468,6 +475,8 @@ def _load(args: argparse.Namespace) -> tuple[Topology, dict[str, Any], Any] | in
             overrides.update(read_spark_conf(args.spark_conf))
         topology, conf, module = resolve_target(args.target)
         conf.update(overrides)
+        if args.mode is not None:
+            conf["sparkstorm.spark.mode"] = args.mode
         check_options(args, conf)
         resolve(conf)  # every key and value checked before anything starts
     except (UsageError, InvalidTopologyError) as exc:

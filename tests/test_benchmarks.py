@@ -60,19 +60,22 @@ def test_local_hops_table_has_a_row_per_run_for_each_setting(spark):
 @pytest.mark.spark
 def test_latency_run_reports_each_engine_and_rate_and_plots(spark, tmp_path):
     lines, runs = latency.measure(spark, [18_000, 36_000], secs=2.0)
-    rows = [line.split() for line in lines if line.startswith(("spark ", "local "))]
+    rows = [line.split() for line in lines if line.startswith(("spark ", "continuous ", "local "))]
     assert [(row[0], row[1]) for row in rows] == [
         ("spark", "18,000"),
+        ("continuous", "18,000"),
         ("local", "18,000"),
         ("spark", "36,000"),
+        ("continuous", "36,000"),
         ("local", "36,000"),
     ]
-    for run in runs["spark"] + runs["local"]:
+    for run in runs["spark"] + runs["continuous"] + runs["local"]:
         assert run["failed"] == 0
         assert 0 < run["p50"] <= run["p99"]
         # ~2 s offered at the rate, then drained: most of it was achieved
         assert 0.3 * run["offered"] < run["tps"] < 1.2 * run["offered"]
     assert all(run["prepares"] == 1 for run in runs["local"])  # one process: once per task
+    assert all(run["prepares"] == 1 for run in runs["continuous"])  # a task stays in a worker
     assert all(run["prepares"] >= 1 for run in runs["spark"])  # once per task per worker
     latency.plot(runs, tmp_path / "latency.png")
     assert (tmp_path / "latency.png").read_bytes()[:4] == b"\x89PNG"

@@ -64,6 +64,7 @@ class ContinuousRuntime:
         self.conf[TOPOLOGY_NAME] = name  # Storm sets it at submit
         self.plan = Plan(topology, self.conf)
         _check_supported(self.plan)
+        self.plan.captured_components()  # a name the topology does not have fails here
         self.engine = engine
         self.active = False
         self.killed = False
@@ -117,6 +118,8 @@ class ContinuousRuntime:
             self._keep(error)
         for line in report.debug:
             DEBUG_LOG.info("%s", line)
+        for component, stream, values in report.captured:
+            self.captured.setdefault((component, stream), []).append(values)
         counters = tuple(
             (r.worker, r.sent, r.received, r.emitted, r.backlog) for r in self._reports.values()
         )

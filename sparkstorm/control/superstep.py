@@ -17,7 +17,6 @@ from typing import Any
 
 from sparkstorm._types import SHUTDOWN, FailReason
 from sparkstorm.config import (
-    SPARKSTORM_CAPTURE,
     SPARKSTORM_GC_GEN0_THRESHOLD,
     SPARKSTORM_SEED,
     SPARKSTORM_SPOUT_BATCH,
@@ -33,7 +32,6 @@ from sparkstorm.control.checkpoints import Checkpoints
 from sparkstorm.control.clock import Clock
 from sparkstorm.engines.base import Engine
 from sparkstorm.engines.wire import StepResult
-from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.reliability.debug import DEBUG_LOG
 from sparkstorm.tasks.gc_tuning import fewer_collections
@@ -62,18 +60,6 @@ def _check_component_confs(plan: Plan) -> None:
         if isinstance(spec.obj, WindowedBolt):
             conf, stateful = plan.component_conf(component_id), bool(plan.stateful_tasks)
             check_windowed(component_id, spec.obj, conf, spec.streams, stateful)
-
-
-def _captured_components(plan: Plan, names: Any) -> frozenset[str]:
-    """``sparkstorm.capture`` as component ids, each checked to exist."""
-    unknown = sorted(set(names or ()) - set(plan.components))
-    if unknown:
-        msg = (
-            f"config key {SPARKSTORM_CAPTURE!r} names {unknown}, which the topology does "
-            f"not have (components: {sorted(plan.components)})"
-        )
-        raise InvalidTopologyError(msg)
-    return frozenset(names or ())
 
 
 class TopologyRuntime:
@@ -133,7 +119,7 @@ class TopologyRuntime:
         captured = (
             frozenset(self.plan.task_component.values())
             if capture
-            else _captured_components(self.plan, self.conf[SPARKSTORM_CAPTURE])
+            else self.plan.captured_components()
         )
         self.checkpoints = Checkpoints(self)
         """Checkpoints of stateful bolts' state (see :mod:`sparkstorm.control.checkpoints`)."""

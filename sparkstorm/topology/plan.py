@@ -10,10 +10,12 @@ from dataclasses import replace
 from typing import Any
 
 from sparkstorm.config import (
+    SPARKSTORM_CAPTURE,
     SPARKSTORM_SUPERSTEP_HOPS,
     TOPOLOGY_ACKER_EXECUTORS,
     TOPOLOGY_TICK_TUPLE_FREQ_SECS,
 )
+from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.topology.builder import ComponentSpec, Topology
 from sparkstorm.topology.components import Spout, is_stateful
 from sparkstorm.topology.declarers import LOCAL_OR_SHUFFLE
@@ -53,6 +55,18 @@ class Plan:
         ]
         """Tasks of stateful bolts: their state is checkpointed (see control/checkpoints)."""
         self.deal(1)
+
+    def captured_components(self) -> frozenset[str]:
+        """``sparkstorm.capture`` as component ids, each checked to exist."""
+        names = self.conf.get(SPARKSTORM_CAPTURE) or ()
+        unknown = sorted(set(names) - set(self.components))
+        if unknown:
+            msg = (
+                f"config key {SPARKSTORM_CAPTURE!r} names {unknown}, which the topology does "
+                f"not have (components: {sorted(self.components)})"
+            )
+            raise InvalidTopologyError(msg)
+        return frozenset(names)
 
     def deal(self, workers: int) -> None:
         """Deal the bolt and acker tasks round-robin over ``workers`` (Spark partitions).

@@ -75,6 +75,8 @@ class WorkerReport:
     emitted: int
     """Tuples the spouts emitted since the start."""
     turns: int
+    captured: list[tuple[str, str, list[Any]]] = field(default_factory=list)
+    """(component, stream, values) of the captured components' emits since the last report."""
     final: bool = False
 
 
@@ -119,6 +121,12 @@ class Worker:
         self.peers: dict[int, _Peer] = {}
         self.errors: list[ReportedError] = []
         self.debug: list[str] = []
+        self.captured: list[tuple[str, str, list[Any]]] = []
+        capture = plan.captured_components()
+        self._capturing = {t for t in self.bolts if plan.task_component[t] in capture}
+        for spout in self.spouts.values():
+            if spout.component_id in capture:
+                spout.collector.capture(self.captured)
         self._next_report = 0.0
         self.receiver = context.socket(zmq.PULL)
         self.control = context.socket(zmq.DEALER)
@@ -244,7 +252,8 @@ class Worker:
             self.queued -= len(tuples)
             ran += len(tuples)
             out: list[Row] = []
-            task.run(tuples, self.turns, now, out)
+            captured = self.captured if task_id in self._capturing else None
+            task.run(tuples, self.turns, now, out, captured)
             task.collector.hand_over(self.errors, self.debug)
             self._route(out, now)
         return ran
@@ -304,10 +313,12 @@ class Worker:
             self._backlog(),
             sum(s.collector.emitted for s in self.spouts.values()),
             self.turns,
+            self.captured[:],
             final,
         )
         self.control.send(pickle.dumps(report, protocol=5))
         self.errors, self.debug = [], []
+        self.captured.clear()  # in place: the spouts' collectors append to this list
         for spout in self.spouts.values():
             if spout.stats.complete_latencies:
                 spout.stats.fold()
