@@ -13,6 +13,7 @@ collects in the task's outbox; the runtime drains it into each superstep.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 from sparkstorm._types import TIMEOUT, FailReason, MsgId
@@ -114,10 +115,15 @@ class SpoutTask:
         """Call the spout's ``open``."""
         self.guarded(self.spout.open, self.conf, self.context, self.collector)
 
-    def begin(self, superstep: int, now: float) -> None:
-        """Start a superstep: its ids and clock, for every emit until the next one."""
+    def begin(self, superstep: int, now: float, ids: Callable[[], int] | None = None) -> None:
+        """Start a superstep (or a worker's turn): its ids and clock, until the next one.
+
+        ``ids`` is an id source kept for the run (a continuous worker's); without it the
+        superstep's own is drawn.
+        """
         self.now = now
-        ids = id_source(self.seed, superstep, self.task_id)
+        if ids is None:
+            ids = id_source(self.seed, superstep, self.task_id)
         self.collector.begin(self.outbox, ids, now, superstep)
         if self.replays is not None:
             self.collector.skip_committed(bool(self.replays.skip.get(self.component_id)))

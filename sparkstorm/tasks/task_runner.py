@@ -164,16 +164,19 @@ class BoltTask:
         out: list[Row],
         captured: list[tuple[str, str, list[Any]]] | None = None,
         hop: int = 0,
+        ids: Callable[[], int] | None = None,
     ) -> None:
         """Execute ``tuples`` in order, appending every emitted row to ``out``.
 
-        ``hop`` counts the task's earlier runs in this superstep (see ``id_source``).
+        ``hop`` counts the task's earlier runs in this superstep (see ``id_source``);
+        ``ids``, when given, is an id source kept for the run (a continuous worker's).
 
         An exception from ``execute`` is reported with component and task, and the input's
         trees fail with reason ``error``; the next tuple is executed as usual.
         """
         collector = self.collector
-        ids = id_source(self.seed, superstep, self.task_id, hop)
+        if ids is None:
+            ids = id_source(self.seed, superstep, self.task_id, hop)
         collector.begin(out, ids, now, superstep, hop)
         collector.capture(captured)
         execute = self.bolt.execute

@@ -43,6 +43,8 @@ class WorkerSetup:
     control: str
     """The driver's ROUTER address."""
     workers: int
+    attempt: int = 0
+    """How many times the stage was started before (ids differ per attempt)."""
 
 
 class Launcher(Protocol):
@@ -85,7 +87,7 @@ def run_worker(setup: WorkerSetup, index: int, host: str, exchange: Any) -> None
     """
     plan: Plan = cloudpickle.loads(setup.plan_bytes)
     context: zmq.Context[Any] = zmq.Context()
-    worker = Worker(plan, index, setup.seed, setup.epoch, context)
+    worker = Worker(plan, index, setup.seed, setup.epoch, context, setup.attempt)
     try:
         addresses = exchange(worker.bind(host))
         worker.connect(list(addresses), setup.control)

@@ -31,6 +31,7 @@ from sparkstorm._types import SHUTDOWN
 from sparkstorm.config import SPARKSTORM_GC_GEN0_THRESHOLD
 from sparkstorm.engines.rows import RowCodec
 from sparkstorm.reliability.base_collector import ReportedError
+from sparkstorm.reliability.ids import id_source
 from sparkstorm.tasks.gc_tuning import fewer_collections
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.spout_task import SpoutTask
@@ -100,6 +101,7 @@ class Worker:
         seed: int,
         epoch: float,
         context: zmq.Context[Any],
+        attempt: int = 0,
     ) -> None:
         self.plan, self.index, self.seed, self.epoch = plan, index, seed, epoch
         self.context = context
@@ -128,8 +130,14 @@ class Worker:
             if spout.component_id in capture:
                 spout.collector.capture(self.captured)
         self._next_report = 0.0
+        self._unread = False
+        # one id source per task for the run: the ids' seed, the stage's attempt, the task
+        self.ids = {t: id_source(seed, -2 - attempt, t) for t in [*self.spouts, *self.bolts]}
         self.receiver = context.socket(zmq.PULL)
         self.control = context.socket(zmq.DEALER)
+        self.poller = zmq.Poller()
+        self.poller.register(self.receiver, zmq.POLLIN)
+        self.poller.register(self.control, zmq.POLLIN)
 
     # -- set-up -------------------------------------------------------------------------
     def bind(self, host: str) -> str:
@@ -162,22 +170,26 @@ class Worker:
     # -- the loop -----------------------------------------------------------------------
     def run(self) -> None:
         """Loop until the driver says to shut down; then fail what is pending, clean up."""
-        poller = zmq.Poller()
-        poller.register(self.receiver, zmq.POLLIN)
-        poller.register(self.control, zmq.POLLIN)
+        wait = 0
         with fewer_collections(self.plan.conf[SPARKSTORM_GC_GEN0_THRESHOLD]):
             while not self.stopped:
-                worked = self.turn()
-                if not worked:
-                    poller.poll(timeout=1)
+                worked = self.turn(wait)
+                # nothing ran: wait for a frame, a command or the next flush (1 ms)
+                wait = 0 if worked else 1
         self._shut_down()
 
-    def turn(self) -> bool:
-        """One turn of the loop; whether it did anything (else the loop waits for input)."""
-        self._obey()
+    def turn(self, wait_ms: int = 0) -> bool:
+        """One turn of the loop, after waiting up to ``wait_ms`` for input.
+
+        Returns whether it ran or emitted anything (tuples only waiting to be flushed do
+        not count: the next turn waits for input, at most until their flush is due).
+        """
+        ready = dict(self.poller.poll(wait_ms))
+        if self.control in ready:
+            self._obey()
         now = time.time() - self.epoch
         self.turns += 1
-        got = self._receive(now)
+        got = self._receive(now) if self.receiver in ready or self._unread else 0
         ticks, spout_ticks = due(self.tickers, now)
         for _ in range(spout_ticks):
             for spout in self.spouts.values():
@@ -185,10 +197,10 @@ class Worker:
         self._route(ticks, now)
         ran = self._run_bolts(now)
         emitted = self._run_spouts(now)
-        waiting = self._flush()
+        self._flush()
         if time.monotonic() >= self._next_report:
             self._report()
-        return bool(got or ran or emitted or waiting)
+        return bool(got or ran or emitted)
 
     def _obey(self) -> None:
         while self.control.poll(0):
@@ -207,7 +219,11 @@ class Worker:
     def _receive(self, now: float) -> int:
         """Take the frames waiting on the socket, while the backlog leaves room."""
         got = 0
-        while self.queued < MAX_BACKLOG:
+        self._unread = False
+        while True:
+            if self.queued >= MAX_BACKLOG:
+                self._unread = True  # read the rest once the backlog has room again
+                break
             try:
                 frame = self.receiver.recv(zmq.NOBLOCK, copy=True)
             except zmq.Again:
@@ -230,17 +246,22 @@ class Worker:
 
     def _route(self, rows: list[Row], now: float) -> None:
         """Hand rows to local tasks, or to the peer that holds their task."""
-        where, index, peers = self.plan.worker_of, self.index, self.peers
+        where, index, peers, inbox = self.plan.worker_of, self.index, self.peers, self.inbox
+        local = 0
         for row in rows:
             task = row[0]
             worker = where[task]
-            if worker == index:
-                self._deliver(task, [row[1]], now)
-            else:
+            if worker != index:
                 peer = peers[worker]
                 if not peer.rows:
                     peer.since = time.monotonic()
                 peer.rows.append(row)
+            elif task in inbox:
+                inbox[task].append(row[1])
+                local += 1
+            else:  # the acker's outcome for a spout task of this worker
+                self.spouts[task].on_outcome(row[1], now)
+        self.queued += local
 
     def _run_bolts(self, now: float) -> int:
         ran = 0
@@ -253,7 +274,7 @@ class Worker:
             ran += len(tuples)
             out: list[Row] = []
             captured = self.captured if task_id in self._capturing else None
-            task.run(tuples, self.turns, now, out, captured)
+            task.run(tuples, self.turns, now, out, captured, ids=self.ids[task_id])
             task.collector.hand_over(self.errors, self.debug)
             self._route(out, now)
         return ran
@@ -262,7 +283,7 @@ class Worker:
         emitted = 0
         asking = self.active and self._backlog() < MAX_BACKLOG
         for spout in self.spouts.values():
-            spout.begin(self.turns, now)
+            spout.begin(self.turns, now, self.ids[spout.task_id])
             if asking:
                 emitted += spout.next_batch(SPOUT_CALLS)
             rows = spout.drain()  # with what ack()/fail() emitted (replays)
