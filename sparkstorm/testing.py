@@ -25,10 +25,16 @@ from types import TracebackType
 from typing import Any
 
 from sparkstorm._types import FailReason, MsgId
-from sparkstorm.config import SPARKSTORM_IDLE_TIMEOUT_SECS
+from sparkstorm.config import (
+    SPARK_MODES,
+    SPARKSTORM_IDLE_TIMEOUT_SECS,
+    SPARKSTORM_SPARK_MODE,
+    resolve,
+)
 from sparkstorm.control.clock import SimulatedClock, WallClock
+from sparkstorm.control.continuous import ContinuousRuntime
 from sparkstorm.control.superstep import TopologyRuntime
-from sparkstorm.engines import ENGINES, make_engine
+from sparkstorm.engines import ENGINES, make_continuous_engine, make_engine
 from sparkstorm.errors import IdleTimeoutError
 from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
@@ -71,7 +77,50 @@ class FeederSpout(Spout):
 
     @property
     def _state(self) -> _FeederState:
-        return _FEEDERS[self._feeder_id]
+        own: _FeederState | None = self.__dict__.get("_own")
+        return own if own is not None else _FEEDERS[self._feeder_id]
+
+    # -- the continuous mode: this copy in a worker, the test's object on the driver ----
+    @property
+    def feeder_key(self) -> str:
+        """The key every copy of this feeder shares."""
+        return self._feeder_id
+
+    def detach(self) -> None:
+        """In a worker: keep a state of this copy's own, fed from the driver."""
+        self._own = _FeederState()
+
+    def take(self, items: list[tuple[list[Any], MsgId]]) -> None:
+        """In a worker: queue what the driver forwarded."""
+        self._state.queue.extend(items)
+
+    def outcomes(self) -> tuple[list[MsgId], list[tuple[MsgId, FailReason | None]], int]:
+        """In a worker: acks, fails (with reasons) and ``next_tuple`` calls since the last call."""
+        state = self._state
+        told = (state.acked[:], list(zip(state.failed, state.fail_reasons, strict=True)))
+        calls = state.next_tuple_calls
+        state.acked.clear()
+        state.failed.clear()
+        state.fail_reasons.clear()
+        state.next_tuple_calls = 0
+        return (*told, calls)
+
+    def record(self, outcomes: tuple[list[MsgId], list[tuple[MsgId, Any]], int]) -> None:
+        """On the driver: add what a worker's copy reported to the test's records."""
+        acked, failed, calls = outcomes
+        state = self._state
+        state.acked.extend(acked)
+        for msg_id, reason in failed:
+            state.failed.append(msg_id)
+            state.fail_reasons.append(reason)
+        state.next_tuple_calls += calls
+
+    def handed_over(self) -> list[tuple[list[Any], MsgId]]:
+        """On the driver: what the test fed since the last call (it goes to a worker)."""
+        queue = self._state.queue
+        items = list(queue)
+        queue.clear()
+        return items
 
     def feed(self, values: list[Any], msg_id: MsgId | None = None) -> None:
         """Queue a tuple; without ``msg_id`` a fresh uuid4 string is used, so it is tracked."""
@@ -131,15 +180,18 @@ class FeederSpout(Spout):
         declarer.declare(self._fields, self._stream)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "_collector"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("_collector", "_own")}
 
 
 class LocalCluster:
     """Runs topologies in this process on an engine, with simulated or wall-clock time.
 
     ``engine="local"`` runs every task here; ``engine="spark"`` runs bolts and ackers in
-    Spark executors (``spark`` takes a SparkSession, else one is created on ``master``).
-    With ``simulated_time=True`` time moves only through :meth:`advance_time`.
+    Spark executors (``spark`` takes a SparkSession, else one is created on ``master``),
+    in the mode ``mode`` or the topology's ``sparkstorm.spark.mode`` (``continuous``:
+    every task, spouts included, in long-running workers; fed tuples, acks and the
+    simulated clock travel between the test and them). With ``simulated_time=True``
+    time moves only through :meth:`advance_time`.
 
     .. versionadded:: 0.1.0
     """
@@ -151,15 +203,20 @@ class LocalCluster:
         *,
         spark: Any = None,
         master: str | None = None,
+        mode: str | None = None,
     ) -> None:
         if engine not in ENGINES:
             msg = f"unknown engine {engine!r}; choose one of {list(ENGINES)}"
             raise ValueError(msg)
+        if mode is not None and mode not in SPARK_MODES:
+            msg = f"unknown mode {mode!r}; choose one of {list(SPARK_MODES)}"
+            raise ValueError(msg)
         self._engine_name, self._spark, self._master = engine, spark, master
+        self._mode = mode
         self._clock: SimulatedClock | WallClock = (
             SimulatedClock() if simulated_time else WallClock()
         )
-        self._topologies: dict[str, TopologyRuntime] = {}
+        self._topologies: dict[str, TopologyRuntime | ContinuousRuntime] = {}
 
     def submit_topology(
         self,
@@ -177,12 +234,20 @@ class LocalCluster:
         if name in self._topologies:
             msg = f"a topology named {name!r} is already running; kill it first"
             raise ValueError(msg)
+        resolved = resolve(conf)
+        mode = self._mode or resolved[SPARKSTORM_SPARK_MODE]
+        if self._engine_name == "spark" and mode == "continuous":
+            made = make_continuous_engine(resolved, spark=self._spark, master=self._master)
+            self._topologies[name] = ContinuousRuntime(
+                name, topology, conf, made, self._clock, active=active, capture=capture
+            )
+            return
         engine = make_engine(self._engine_name, spark=self._spark, master=self._master)
         self._topologies[name] = TopologyRuntime(
             name, topology, conf, engine, self._clock, active=active, capture=capture
         )
 
-    def _runtime(self, name: str) -> TopologyRuntime:
+    def _runtime(self, name: str) -> TopologyRuntime | ContinuousRuntime:
         try:
             return self._topologies[name]
         except KeyError:

@@ -52,8 +52,11 @@ def cluster_factory(request: pytest.FixtureRequest):
     from sparkstorm.testing import LocalCluster
 
     def make(engine: str, simulated_time: bool = True) -> LocalCluster:
-        spark = request.getfixturevalue("spark") if engine == "spark" else None
-        cluster = LocalCluster(engine=engine, simulated_time=simulated_time, spark=spark)
+        spark = request.getfixturevalue("spark") if engine in ("spark", "continuous") else None
+        if engine == "continuous":  # the Spark engine's continuous mode
+            cluster = LocalCluster("spark", simulated_time, spark=spark, mode="continuous")
+        else:
+            cluster = LocalCluster(engine=engine, simulated_time=simulated_time, spark=spark)
         request.addfinalizer(cluster.shutdown)
         return cluster
 

@@ -17,12 +17,14 @@ from dataclasses import replace
 from typing import Any
 
 from sparkstorm.config import (
+    SPARKSTORM_CAPTURE,
     SPARKSTORM_SEED,
     TOPOLOGY_NAME,
     resolve,
 )
+from sparkstorm.control.clock import Clock, SimulatedClock
 from sparkstorm.engines.continuous.driver import ContinuousEngine
-from sparkstorm.engines.continuous.worker import REPORT_SECS, WorkerReport
+from sparkstorm.engines.continuous.worker import FEED, TIME, DriverFed, WorkerReport
 from sparkstorm.errors import InvalidTopologyError, SparkStormError
 from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.reliability.debug import DEBUG_LOG
@@ -37,6 +39,12 @@ log = logging.getLogger(__name__)
 
 SHUTDOWN_SECS = 60.0
 """How long the workers may take to fail what is pending, close and clean up."""
+DRAIN_SECS = 30.0
+"""How long a kill without a limit waits for tuples in flight."""
+IDLE_PROBE_SECS = 0.05
+"""On the wall clock, how often :meth:`ContinuousRuntime.idle` probes the workers."""
+PROBE_TIMEOUT_SECS = 10.0
+"""How long a probe waits for every worker's answer."""
 
 
 class _NoCheckpoints:
@@ -56,8 +64,10 @@ class ContinuousRuntime:
         topology: Topology,
         conf: dict[str, Any] | None,
         engine: ContinuousEngine,
+        clock: Clock | None = None,
         *,
         active: bool = True,
+        capture: bool = False,
     ) -> None:
         self.name = name
         self.conf = resolve(conf)
@@ -76,16 +86,29 @@ class ContinuousRuntime:
         self.checkpoints = _NoCheckpoints()
         self._stats: dict[int, TaskStats] = {}
         self._last_error: dict[tuple[str, int, str], int] = {}
+        self._failure: BaseException | None = None
         self._reports: dict[int, WorkerReport] = {}
-        self._counters: tuple[Any, ...] = ()
-        self._still_since = time.monotonic()
+        if capture:
+            self.conf[SPARKSTORM_CAPTURE] = sorted(self.plan.components)
+        self.clock = clock
+        self.simulated = isinstance(clock, SimulatedClock)
+        self._clock_epoch = clock.now() if clock is not None else 0.0
+        self._sent_time = 0.0
+        self._idle_at = (0.0, False)  # (when probed, what the probes said)
+        self._fed = {
+            spec.obj.feeder_key: (spec.obj, self.plan.component_tasks(cid)[0])
+            for cid, spec in self.plan.components.items()
+            if isinstance(spec.obj, DriverFed)
+        }
         self._epoch = time.time()
-        engine.start(self.plan, self.conf[SPARKSTORM_SEED], self._epoch)
+        engine.start(self.plan, self.conf[SPARKSTORM_SEED], self._epoch, simulated=self.simulated)
         if active:
             self.activate()
 
     def now(self) -> float:
-        """Topology time: seconds since the workers were started."""
+        """Topology time: seconds since the workers were started (or as simulated)."""
+        if self.simulated and self.clock is not None:
+            return self.clock.now() - self._clock_epoch
         return time.time() - self._epoch
 
     def activate(self) -> None:
@@ -101,15 +124,32 @@ class ContinuousRuntime:
             self.engine.deactivate()
 
     def step(self) -> None:
-        """Take the reports that arrive within a short wait."""
-        for report in self.engine.reports(0.02):
+        """Send simulated time and fed tuples on; take the reports of a short wait."""
+        self._send_commands()
+        for report in self.engine.reports(0.002 if self.simulated else 0.02):
             self._take(report)
+        if self._failure is not None and not self.killed:
+            self.kill(drain_secs=0)
+            raise self._failure
         failure = self.engine.launcher.failure()
         if failure is not None and not self.killed:
             msg = f"a continuous worker failed: {type(failure).__name__}: {failure}"
             raise SparkStormError(msg) from failure
 
+    def _send_commands(self) -> None:
+        """The simulated clock's new time, and what tests fed, to the workers."""
+        now = self.now()
+        if self.simulated and now != self._sent_time:
+            self._sent_time = now
+            self.engine.command((TIME, now))
+        for key, (spout, task) in self._fed.items():
+            items = spout.handed_over()
+            if items:
+                self.engine.command((FEED, key, items), self.plan.worker_of[task])
+
     def _take(self, report: WorkerReport) -> None:
+        if report.failure is not None and self._failure is None:
+            self._failure = report.failure
         for stats in report.stats:
             self._stats[stats.task] = stats
         self._reports[report.worker] = report
@@ -120,11 +160,8 @@ class ContinuousRuntime:
             DEBUG_LOG.info("%s", line)
         for component, stream, values in report.captured:
             self.captured.setdefault((component, stream), []).append(values)
-        counters = tuple(
-            (r.worker, r.sent, r.received, r.emitted, r.backlog) for r in self._reports.values()
-        )
-        if counters != self._counters:
-            self._counters, self._still_since = counters, time.monotonic()
+        for key, outcomes in report.fed.items():
+            self._fed[key][0].record(outcomes)
 
     def _keep(self, error: ReportedError) -> None:
         """Log a task's error here, or count a throttled repeat on the record it repeats.
@@ -158,17 +195,43 @@ class ContinuousRuntime:
         return sum(sum(r.pending.values()) for r in self._reports.values())
 
     def idle(self) -> bool:
-        """Nothing waiting or moving, nothing pending, and the spouts' counters stood still.
+        """No tuple waiting or moving anywhere, and the spouts emit nothing.
 
-        Still means: unchanged through two report intervals, so that every worker has
-        reported at least once more since the last change.
+        Read from the workers' counters, Mattern's way: two rounds of probes, each
+        answered at the end of a worker's turn, that find every worker with nothing
+        waiting, as many tuples received as sent overall, and the same counters
+        (tuples handled, emitted, sent, received) both times. Pending trees do not
+        count (they wait for a timeout); the run loop checks them apart. Probes are at
+        most every 50 ms on the wall clock; with simulated time, on every call.
         """
-        return (
-            len(self._reports) == self.engine.workers
-            and self.in_flight == 0
-            and self.pending_count() == 0
-            and time.monotonic() - self._still_since >= 2 * REPORT_SECS
-        )
+        when, said = self._idle_at
+        if not self.simulated and time.monotonic() - when < IDLE_PROBE_SECS:
+            return said
+        said = self._probed_quiet()
+        self._idle_at = (time.monotonic(), said)
+        return said
+
+    def _probed_quiet(self) -> bool:
+        if self.killed or self._failure or len(self._reports) < self.engine.workers:
+            return False
+        self._send_commands()  # what was fed meanwhile goes out before the probes
+        rounds = []
+        for _ in range(2):
+            answers, arrived = self.engine.probe(PROBE_TIMEOUT_SECS)
+            for report in arrived:
+                self._take(report)
+            if len(answers) < self.engine.workers:
+                return False
+            counters = {
+                w: (r.sent, r.received, r.backlog, r.handled, r.emitted) for w, r in answers.items()
+            }
+            quiet = all(c[2] == 0 for c in counters.values()) and sum(
+                c[0] for c in counters.values()
+            ) == sum(c[1] for c in counters.values())
+            if not quiet:
+                return False
+            rounds.append(counters)
+        return rounds[0] == rounds[1]
 
     def busy_with(self) -> str:
         """What keeps the topology from being idle, in words."""
@@ -185,17 +248,22 @@ class ContinuousRuntime:
         *,
         wait_pending: bool = False,
     ) -> None:
-        """Stop: deactivate, let pending trees complete (up to ``drain_secs``), shut down.
+        """Deactivate, let in-flight tuples drain, fail what is still pending, close.
 
-        What is still pending then fails back to its spout with reason ``shutdown``, in
-        the worker that holds the spout, before the spouts are closed.
+        As the superstep runtime's: the drain lasts until nothing is in flight (with
+        ``wait_pending``, also until no tracked message is pending) or ``drain_secs``
+        wall seconds (``max_steps`` has no meaning here). What is still pending then
+        fails back to its spout with reason ``shutdown``, in the worker that holds the
+        spout, before the spouts are closed and the bolts cleaned up.
         """
         if self.killed:
             return
         self.deactivate()
-        deadline = time.monotonic() + (drain_secs or 0.0)
-        while wait_pending and self.pending_count() and time.monotonic() < deadline:
+        deadline = time.monotonic() + (DRAIN_SECS if drain_secs is None else drain_secs)
+        while time.monotonic() < deadline:
             self.step()
+            if self.idle() and not (wait_pending and self.pending_count()):
+                break
         for report in self.engine.shut_down(SHUTDOWN_SECS):
             self._take(report)
         self.engine.close()

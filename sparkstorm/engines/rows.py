@@ -114,6 +114,15 @@ class RowCodec:
         except Exception as exc:
             raise self._unserializable(task_runs, exc) from exc
 
+    def frame(self, runs: dict[int, list[_Run]]) -> bytes:
+        """Several tasks' runs as one message (the continuous mode's frame), named errors."""
+        try:
+            return pickle.dumps(list(runs.items()), protocol=5)
+        except Exception:
+            for task_runs in runs.values():
+                self.pickled(task_runs)  # raises, naming the component, stream and field
+            raise
+
     def runs(self, rows: Iterable[Row]) -> tuple[dict[int, list[_Run]], dict[int, int]]:
         """``rows`` grouped by destination task as runs, in emission order; tuples per task."""
         runs: dict[int, list[_Run]] = {}

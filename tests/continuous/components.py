@@ -115,3 +115,10 @@ class HoldUntilTick(Bolt):
 
     def declare_output_fields(self, declarer: Any) -> None:
         pass
+
+
+class OneArgumentFail(NumberSpout):
+    """Storm's signature, ``fail(msg_id)``: no reason argument; never replays."""
+
+    def fail(self, msg_id: Any) -> None:  # type: ignore[override]
+        pass

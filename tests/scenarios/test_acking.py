@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+import pytest
+
 from sparkstorm import Config, Fields, Spout, TopologyBuilder
 from sparkstorm.testing import FeederSpout
 from tests.scenarios.bolts import (
@@ -27,6 +29,12 @@ def conf(**extra):
     c = Config()
     c.update({k.replace("_", "."): v for k, v in extra.items()})
     return c
+
+
+SPOUTS_IN_THIS_PROCESS = pytest.mark.parametrize("engine", ["local", "spark"])
+"""For tests whose spout records its calls in class attributes of this module, which only a
+spout in the test's process writes: the continuous mode runs spouts in its workers (as a
+Storm cluster does); tests/continuous checks the same behaviour there through the stats."""
 
 
 def test_p1_timeout(engine, cluster_factory):
@@ -131,6 +139,7 @@ class _EmitAckRecorder(Spout):
         declarer.declare(Fields("field1"))
 
 
+@SPOUTS_IN_THIS_PROCESS
 def test_p5_no_ackers_acks_inside_emit(engine, cluster_factory):
     cluster = cluster_factory(engine)
     _EmitAckRecorder.log = []
@@ -320,6 +329,7 @@ class _OneArgFailSpout(OneShotSpout):
         _OneArgFailSpout.failed.append(msg_id)
 
 
+@SPOUTS_IN_THIS_PROCESS
 def test_spout_with_one_argument_fail_still_gets_its_failures(engine, cluster_factory):
     cluster = cluster_factory(engine)
     _OneArgFailSpout.failed = []
@@ -345,6 +355,7 @@ class _ReplayInFailSpout(OneShotSpout):
         self.collector.emit(["ok"], msg_id + 1)  # the replay, under a new id
 
 
+@SPOUTS_IN_THIS_PROCESS
 def test_emits_from_inside_spout_fail_are_delivered(engine, cluster_factory):
     cluster = cluster_factory(engine)
     _ReplayInFailSpout.events = []

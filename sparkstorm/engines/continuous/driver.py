@@ -21,11 +21,13 @@ import zmq
 from sparkstorm.engines.continuous.worker import (
     ACTIVATE,
     DEACTIVATE,
+    PROBE,
     SHUTDOWN_NOW,
     Worker,
     WorkerReport,
 )
 from sparkstorm.errors import SparkStormError
+from sparkstorm.tasks.task_runner import copy_component
 from sparkstorm.topology.plan import Plan
 
 START_TIMEOUT_SECS = 120.0
@@ -45,6 +47,8 @@ class WorkerSetup:
     workers: int
     attempt: int = 0
     """How many times the stage was started before (ids differ per attempt)."""
+    simulated: bool = False
+    """Whether time moves only when the driver says so."""
 
 
 class Launcher(Protocol):
@@ -87,7 +91,7 @@ def run_worker(setup: WorkerSetup, index: int, host: str, exchange: Any) -> None
     """
     plan: Plan = cloudpickle.loads(setup.plan_bytes)
     context: zmq.Context[Any] = zmq.Context()
-    worker = Worker(plan, index, setup.seed, setup.epoch, context, setup.attempt)
+    worker = Worker(plan, index, setup.seed, setup.epoch, context, setup.attempt, setup.simulated)
     try:
         addresses = exchange(worker.bind(host))
         worker.connect(list(addresses), setup.control)
@@ -107,6 +111,7 @@ class ContinuousEngine:
         self._router: Any = None
         self._identities: dict[int, bytes] = {}
         self.finished: set[int] = set()
+        self._probes = 0
 
     name = "spark"
     blocked: str | None = None
@@ -130,8 +135,13 @@ class ContinuousEngine:
     def interrupt(self) -> None:
         """Nothing to interrupt on the driver: the shutdown reaches the workers' loops."""
 
-    def start(self, plan: Plan, seed: int, epoch: float) -> None:
+    busy = False
+    """Nothing runs on the driver's side between two calls (the superstep engine's flag)."""
+
+    def start(self, plan: Plan, seed: int, epoch: float, *, simulated: bool = False) -> None:
         """Place the tasks, launch the workers, and wait until every one has said hello."""
+        for cid, spec in plan.components.items():  # one that cannot travel, named now
+            copy_component(spec.obj, cid)
         place(plan, self.workers)
         self.workers = plan.workers
         self._context = zmq.Context()
@@ -139,7 +149,14 @@ class ContinuousEngine:
         self._router.setsockopt(zmq.LINGER, 0)
         port = self._router.bind_to_random_port(f"tcp://{self.host}")
         control = f"tcp://{self.host}:{port}"
-        setup = WorkerSetup(cloudpickle.dumps(plan, protocol=5), seed, epoch, control, self.workers)
+        setup = WorkerSetup(
+            cloudpickle.dumps(plan, protocol=5),
+            seed,
+            epoch,
+            control,
+            self.workers,
+            simulated=simulated,
+        )
         self.launcher.launch(setup)
         deadline = time.monotonic() + START_TIMEOUT_SECS
         while len(self._identities) < self.workers:
@@ -156,11 +173,33 @@ class ContinuousEngine:
                 raise SparkStormError(msg)
             self._receive(0.05)
 
-    def command(self, command: str) -> None:
-        """Send ``command`` (activate, deactivate, shutdown) to every worker."""
+    def command(self, command: Any, worker: int | None = None) -> None:
+        """Send ``command`` to every worker (or to ``worker``); each takes it in order."""
         message = pickle.dumps(command)
-        for identity in self._identities.values():
-            self._router.send_multipart([identity, message])
+        for index, identity in self._identities.items():
+            if worker is None or index == worker:
+                self._router.send_multipart([identity, message])
+
+    def probe(self, timeout: float) -> tuple[dict[int, WorkerReport], list[WorkerReport]]:
+        """Ask every worker for a report at the end of its current turn; wait for them.
+
+        Returns the answers by worker and every report that arrived meanwhile (answers
+        included), in order. A worker that does not answer within ``timeout`` is missing.
+        """
+        self._probes += 1
+        seq = self._probes
+        self.command((PROBE, seq))
+        answers: dict[int, WorkerReport] = {}
+        arrived: list[WorkerReport] = []
+        deadline = time.monotonic() + timeout
+        while len(answers) < len(self._identities) and time.monotonic() < deadline:
+            for report in self._receive(0.05):
+                arrived.append(report)
+                if report.probe == seq:
+                    answers[report.worker] = report
+            if self.launcher.failure() is not None or self.finished:
+                break  # a worker that stopped answers no probe
+        return answers, arrived
 
     def activate(self) -> None:
         """Start the spouts' ``next_tuple`` calls."""

@@ -23,19 +23,21 @@ import pickle
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import zmq
 
 from sparkstorm._types import SHUTDOWN
-from sparkstorm.config import SPARKSTORM_GC_GEN0_THRESHOLD
+from sparkstorm.config import SPARKSTORM_GC_GEN0_THRESHOLD, TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE
 from sparkstorm.engines.rows import RowCodec
+from sparkstorm.errors import SparkStormError
 from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.reliability.ids import id_source
 from sparkstorm.tasks.gc_tuning import fewer_collections
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.spout_task import SpoutTask
 from sparkstorm.tasks.task_runner import BoltTask
+from sparkstorm.tasks.task_state import snapshot
 from sparkstorm.tasks.ticks import due, tickers_for
 from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import Row, Tuple
@@ -53,8 +55,38 @@ SPOUT_CALLS = 200
 REPORT_SECS = 0.25
 """How often a worker reports its statistics to the driver."""
 
-# commands from the driver
+# commands from the driver: a name, or (name, argument...)
 ACTIVATE, DEACTIVATE, SHUTDOWN_NOW = "activate", "deactivate", "shutdown"
+TIME, PROBE, FEED = "time", "probe", "feed"
+
+
+@runtime_checkable
+class DriverFed(Protocol):
+    """A spout fed from the driver's process (``testing.FeederSpout``, Storm's registry).
+
+    In a worker, its copy keeps a state of its own (:meth:`detach`); the driver forwards
+    what the test feeds (:meth:`take`), and the worker reports back what happened
+    (:meth:`outcomes`), which the driver applies to the test's own object.
+    """
+
+    @property
+    def feeder_key(self) -> str:
+        """The key its copies share."""
+
+    def detach(self) -> None:
+        """Keep a state of its own (in a worker, whatever the process)."""
+
+    def take(self, items: list[Any]) -> None:
+        """Queue items the driver forwarded."""
+
+    def outcomes(self) -> Any:
+        """What happened since the last call (acks, fails, calls), and forget it."""
+
+    def record(self, outcomes: Any) -> None:
+        """On the driver: apply what a worker's copy reported (see :meth:`outcomes`)."""
+
+    def handed_over(self) -> list[Any]:
+        """On the driver: the items fed since the last call, to forward to a worker."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +108,14 @@ class WorkerReport:
     emitted: int
     """Tuples the spouts emitted since the start."""
     turns: int
+    handled: int = 0
+    """Tuples run by bolts and outcomes handed to spouts since the start."""
+    fed: dict[str, Any] = field(default_factory=dict)
+    """Driver-fed spouts' outcomes since the last report, by feeder key."""
+    probe: int = -1
+    """The probe this report answers (-1: a periodic report)."""
+    failure: BaseException | None = None
+    """What stopped the worker, when it stopped on an error (a final report)."""
     captured: list[tuple[str, str, list[Any]]] = field(default_factory=list)
     """(component, stream, values) of the captured components' emits since the last report."""
     final: bool = False
@@ -102,8 +142,15 @@ class Worker:
         epoch: float,
         context: zmq.Context[Any],
         attempt: int = 0,
+        simulated: bool = False,
     ) -> None:
         self.plan, self.index, self.seed, self.epoch = plan, index, seed, epoch
+        self.simulated = simulated
+        """Time moves only when the driver says (``LocalCluster(simulated_time=True)``)."""
+        self.try_serialize = bool(plan.conf[TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE])
+        """Pickle what would not need it (tuples between local tasks, bolts' state), so a
+        test finds what could not travel or be checkpointed."""
+        self.sim_now = 0.0
         self.context = context
         self.codec = RowCodec(plan)
         where = plan.worker_of
@@ -131,6 +178,13 @@ class Worker:
                 spout.collector.capture(self.captured)
         self._next_report = 0.0
         self._unread = False
+        self.handled = 0
+        self._probe = -1
+        self.fed: dict[str, DriverFed] = {}
+        for spout in self.spouts.values():
+            if isinstance(spout.spout, DriverFed):
+                spout.spout.detach()
+                self.fed.setdefault(spout.spout.feeder_key, spout.spout)
         # one id source per task for the run: the ids' seed, the stage's attempt, the task
         self.ids = {t: id_source(seed, -2 - attempt, t) for t in [*self.spouts, *self.bolts]}
         self.receiver = context.socket(zmq.PULL)
@@ -171,11 +225,16 @@ class Worker:
     def run(self) -> None:
         """Loop until the driver says to shut down; then fail what is pending, clean up."""
         wait = 0
-        with fewer_collections(self.plan.conf[SPARKSTORM_GC_GEN0_THRESHOLD]):
-            while not self.stopped:
-                worked = self.turn(wait)
-                # nothing ran: wait for a frame, a command or the next flush (1 ms)
-                wait = 0 if worked else 1
+        try:
+            with fewer_collections(self.plan.conf[SPARKSTORM_GC_GEN0_THRESHOLD]):
+                while not self.stopped:
+                    worked = self.turn(wait)
+                    # nothing ran: wait for a frame, a command or the next flush (1 ms)
+                    wait = 0 if worked else 1
+        except Exception as exc:  # a mistake in the topology: the driver raises it
+            log.exception("continuous worker %d stopped", self.index)
+            self._report(final=True, failure=exc)
+            return
         self._shut_down()
 
     def turn(self, wait_ms: int = 0) -> bool:
@@ -187,7 +246,7 @@ class Worker:
         ready = dict(self.poller.poll(wait_ms))
         if self.control in ready:
             self._obey()
-        now = time.time() - self.epoch
+        now = self.sim_now if self.simulated else time.time() - self.epoch
         self.turns += 1
         got = self._receive(now) if self.receiver in ready or self._unread else 0
         ticks, spout_ticks = due(self.tickers, now)
@@ -198,7 +257,7 @@ class Worker:
         ran = self._run_bolts(now)
         emitted = self._run_spouts(now)
         self._flush()
-        if time.monotonic() >= self._next_report:
+        if self._probe >= 0 or time.monotonic() >= self._next_report:
             self._report()
         return bool(got or ran or emitted)
 
@@ -215,6 +274,12 @@ class Worker:
                     spout.guarded(spout.spout.deactivate)
             elif command == SHUTDOWN_NOW:
                 self.stopped = True
+            elif command[0] == TIME:
+                self.sim_now = command[1]
+            elif command[0] == PROBE:  # answered at the end of this turn
+                self._probe = command[1]
+            elif command[0] == FEED:
+                self.fed[command[1]].take(command[2])
 
     def _receive(self, now: float) -> int:
         """Take the frames waiting on the socket, while the backlog leaves room."""
@@ -240,6 +305,7 @@ class Worker:
         if spout is not None:  # the acker's outcomes: the spout task that emitted the roots
             for tup in tuples:
                 spout.on_outcome(tup, now)
+            self.handled += len(tuples)
         else:
             self.inbox[task].extend(tuples)
             self.queued += len(tuples)
@@ -257,10 +323,13 @@ class Worker:
                     peer.since = time.monotonic()
                 peer.rows.append(row)
             elif task in inbox:
+                if self.try_serialize:
+                    self.codec.frame(self.codec.runs([row])[0])
                 inbox[task].append(row[1])
                 local += 1
             else:  # the acker's outcome for a spout task of this worker
                 self.spouts[task].on_outcome(row[1], now)
+                self.handled += 1
         self.queued += local
 
     def _run_bolts(self, now: float) -> int:
@@ -272,10 +341,13 @@ class Worker:
             self.inbox[task_id] = []
             self.queued -= len(tuples)
             ran += len(tuples)
+            self.handled += len(tuples)
             out: list[Row] = []
             captured = self.captured if task_id in self._capturing else None
             task.run(tuples, self.turns, now, out, captured, ids=self.ids[task_id])
             task.collector.hand_over(self.errors, self.debug)
+            if self.try_serialize:
+                snapshot(task)  # raises, naming the attribute that cannot be pickled
             self._route(out, now)
         return ran
 
@@ -305,7 +377,7 @@ class Worker:
                 force or len(peer.rows) >= FRAME_TUPLES or now - peer.since >= FLUSH_SECS
             ):
                 runs, _ = self.codec.runs(peer.rows)
-                peer.frames.append((pickle.dumps(list(runs.items()), protocol=5), len(peer.rows)))
+                peer.frames.append((self.codec.frame(runs), len(peer.rows)))
                 peer.rows = []
             while peer.frames:
                 frame, count = peer.frames[0]
@@ -318,7 +390,7 @@ class Worker:
             waiting += len(peer.rows) + sum(count for _, count in peer.frames)
         return waiting
 
-    def _report(self, final: bool = False) -> None:
+    def _report(self, final: bool = False, failure: BaseException | None = None) -> None:
         self._next_report = time.monotonic() + REPORT_SECS
         for spout in self.spouts.values():
             spout.collector.hand_over(self.errors, self.debug)
@@ -334,9 +406,14 @@ class Worker:
             self._backlog(),
             sum(s.collector.emitted for s in self.spouts.values()),
             self.turns,
+            self.handled,
+            {key: spout.outcomes() for key, spout in self.fed.items()},
+            self._probe,
+            _picklable(failure),
             self.captured[:],
             final,
         )
+        self._probe = -1
         self.control.send(pickle.dumps(report, protocol=5))
         self.errors, self.debug = [], []
         self.captured.clear()  # in place: the spouts' collectors append to this list
@@ -360,3 +437,14 @@ class Worker:
             peer.socket.close(linger=0)
         self.receiver.close(linger=0)
         self.control.close()
+
+
+def _picklable(failure: BaseException | None) -> BaseException | None:
+    """``failure``, or its text in a SparkStormError when it cannot travel to the driver."""
+    if failure is None:
+        return None
+    try:
+        pickle.dumps(failure)
+    except Exception:
+        return SparkStormError(f"{type(failure).__name__}: {failure}")
+    return failure
