@@ -17,7 +17,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 class RunProcess:
-    """``sparkstorm run target`` on ``engine`` in a new process group, output in a file."""
+    """``sparkstorm run target`` on ``engine`` in a new process group, output in a file.
+
+    ``engine`` is ``local``, ``spark`` (supersteps) or ``continuous`` (Spark's continuous
+    mode).
+    """
 
     def __init__(
         self, target: str, engine: str, tmp: Path, *args: str, env: dict[str, str]
@@ -30,9 +34,10 @@ class RunProcess:
             "run",
             target,
             "--engine",
-            engine,
+            "local" if engine == "local" else "spark",
             "--quiet",
-            *(["--master", "local[2]", "--no-spark-ui"] if engine == "spark" else []),
+            *(["--master", "local[2]", "--no-spark-ui"] if engine != "local" else []),
+            *(["--mode", "continuous"] if engine == "continuous" else []),
             *args,
         ]
         with self.out.open("w") as out:

@@ -19,12 +19,11 @@ from typing import Any
 from sparkstorm.config import (
     SPARKSTORM_CAPTURE,
     SPARKSTORM_SEED,
-    TOPOLOGY_NAME,
-    resolve,
 )
 from sparkstorm.control.clock import Clock, SimulatedClock
+from sparkstorm.control.submit import submitted
 from sparkstorm.engines.continuous.driver import ContinuousEngine
-from sparkstorm.engines.continuous.worker import FEED, TIME, DriverFed, WorkerReport
+from sparkstorm.engines.continuous.worker import EPOCH, FEED, TIME, DriverFed, WorkerReport
 from sparkstorm.errors import InvalidTopologyError, SparkStormError
 from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.reliability.debug import DEBUG_LOG
@@ -33,12 +32,15 @@ from sparkstorm.tasks.profile import Profile
 from sparkstorm.topology.builder import Topology
 from sparkstorm.topology.components import is_stateful
 from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.streams import SYSTEM_COMPONENT_ID, SYSTEM_TASK_ID
 from sparkstorm.topology.windowing import is_windowed
 
 log = logging.getLogger(__name__)
 
 SHUTDOWN_SECS = 60.0
 """How long the workers may take to fail what is pending, close and clean up."""
+MAX_RESTARTS = 3
+"""How many times a run starts its workers again after losing them before it gives up."""
 DRAIN_SECS = 30.0
 """How long a kill without a limit waits for tuples in flight."""
 IDLE_PROBE_SECS = 0.05
@@ -70,11 +72,8 @@ class ContinuousRuntime:
         capture: bool = False,
     ) -> None:
         self.name = name
-        self.conf = resolve(conf)
-        self.conf[TOPOLOGY_NAME] = name  # Storm sets it at submit
-        self.plan = Plan(topology, self.conf)
+        self.conf, self.plan = submitted(name, topology, conf)
         _check_supported(self.plan)
-        self.plan.captured_components()  # a name the topology does not have fails here
         self.engine = engine
         self.active = False
         self.killed = False
@@ -87,6 +86,9 @@ class ContinuousRuntime:
         self._stats: dict[int, TaskStats] = {}
         self._last_error: dict[tuple[str, int, str], int] = {}
         self._failure: BaseException | None = None
+        self._restarts = 0
+        self._lost_stats: list[TaskStats] = []
+        """Statistics of the tasks of stage attempts that were lost (they add up)."""
         self._reports: dict[int, WorkerReport] = {}
         if capture:
             self.conf[SPARKSTORM_CAPTURE] = sorted(self.plan.components)
@@ -100,8 +102,11 @@ class ContinuousRuntime:
             for cid, spec in self.plan.components.items()
             if isinstance(spec.obj, DriverFed)
         }
+        engine.start(self.plan, self.conf[SPARKSTORM_SEED], time.time(), simulated=self.simulated)
+        # topology time starts once every worker is up, so that the stage's start-up
+        # neither eats into --duration nor turns into a burst of due ticks
         self._epoch = time.time()
-        engine.start(self.plan, self.conf[SPARKSTORM_SEED], self._epoch, simulated=self.simulated)
+        engine.command((EPOCH, self._epoch))
         if active:
             self.activate()
 
@@ -133,8 +138,37 @@ class ContinuousRuntime:
             raise self._failure
         failure = self.engine.launcher.failure()
         if failure is not None and not self.killed:
-            msg = f"a continuous worker failed: {type(failure).__name__}: {failure}"
+            self._recover(failure)
+
+    def _recover(self, failure: BaseException) -> None:
+        """The stage was lost (a worker died): start the workers again, up to a limit.
+
+        Tasks come back from ``prepare``/``open``; what the lost stage held in flight or
+        pending is gone, as when a Storm worker dies, and sources redeliver what was never
+        acked (a broker returns a dead consumer's unacked messages). The statistics of
+        the lost attempt are kept and added to the new one's.
+        """
+        first_line = (str(failure).strip().splitlines() or [type(failure).__name__])[0]
+        self._restarts += 1
+        if self._restarts > MAX_RESTARTS:
+            msg = (
+                f"the continuous workers were lost {self._restarts} times; the last: "
+                f"{first_line[:300]}"
+            )
             raise SparkStormError(msg) from failure
+        message = (
+            f"a continuous worker was lost ({first_line[:300]}); the workers start again "
+            f"(attempt {self._restarts + 1})"
+        )
+        log.warning("%s", message)
+        self._keep(ReportedError(SYSTEM_COMPONENT_ID, SYSTEM_TASK_ID, self.now(), message))
+        self._lost_stats.extend(self._stats.values())
+        self._stats, self._reports = {}, {}
+        self._sent_time = -1.0  # the new workers need the simulated time too
+        self.engine.restart()
+        self.engine.command((EPOCH, self._epoch))  # the run's clock goes on
+        if self.active:
+            self.engine.activate()
 
     def _send_commands(self) -> None:
         """The simulated clock's new time, and what tests fed, to the workers."""
@@ -278,7 +312,7 @@ class ContinuousRuntime:
 
     def stats(self) -> dict[str, dict[str, Any]]:
         """Per-component statistics (Storm UI's names), ``__acker`` included."""
-        stats = by_component(list(self._stats.values()), self._busy_secs())
+        stats = by_component([*self._lost_stats, *self._stats.values()], self._busy_secs())
         pending: dict[str, int] = {}
         for report in self._reports.values():
             for task, count in report.pending.items():

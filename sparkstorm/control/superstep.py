@@ -22,14 +22,11 @@ from sparkstorm.config import (
     SPARKSTORM_SPOUT_BATCH,
     SPARKSTORM_SUPERSTEP_TARGET_SECS,
     TOPOLOGY_MAX_SPOUT_PENDING,
-    TOPOLOGY_NAME,
-    check_key,
-    check_value,
-    resolve,
 )
 from sparkstorm.control.batch_sizing import SpoutBatchSizer
 from sparkstorm.control.checkpoints import Checkpoints
 from sparkstorm.control.clock import Clock
+from sparkstorm.control.submit import submitted
 from sparkstorm.engines.base import Engine
 from sparkstorm.engines.wire import StepResult
 from sparkstorm.reliability.base_collector import ReportedError
@@ -39,27 +36,11 @@ from sparkstorm.tasks.metrics import TaskStats, by_component, by_task
 from sparkstorm.tasks.profile import Profile
 from sparkstorm.tasks.spout_task import SpoutTask
 from sparkstorm.tasks.ticks import due, tickers_for
-from sparkstorm.tasks.windowed import check_windowed
 from sparkstorm.topology.builder import Topology
-from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import Row, checkpoint_tuple
 from sparkstorm.topology.windowing import WindowedBolt
 
 log = logging.getLogger(__name__)
-
-
-def _check_component_confs(plan: Plan) -> None:
-    """Check each component's configuration as the topology's is checked.
-
-    Each windowed bolt's window is checked against its configuration too.
-    """
-    for component_id, spec in plan.components.items():
-        for key, value in spec.conf.items():
-            check_key(key)
-            check_value(key, value, f" of component {component_id!r}")
-        if isinstance(spec.obj, WindowedBolt):
-            conf, stateful = plan.component_conf(component_id), bool(plan.stateful_tasks)
-            check_windowed(component_id, spec.obj, conf, spec.streams, stateful)
 
 
 class TopologyRuntime:
@@ -77,10 +58,7 @@ class TopologyRuntime:
         capture: bool = False,
     ) -> None:
         self.name = name
-        self.conf = resolve(conf)
-        self.conf[TOPOLOGY_NAME] = name  # Storm sets it at submit
-        self.plan = Plan(topology, self.conf)
-        _check_component_confs(self.plan)
+        self.conf, self.plan = submitted(name, topology, conf)
         self.engine = engine
         self.clock = clock
         seed = self.conf[SPARKSTORM_SEED]

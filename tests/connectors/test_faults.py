@@ -5,9 +5,11 @@ The topology (``fault_topology.py``) is source -> check -> PostgreSQL, with one 
 message id that counts its writes: a message lost is a missing row, a duplicate is a row
 written twice. What each scenario promises is in docs/connectors.md.
 
-The spout runs in the driver on both engines, so what Spark adds is its start-up, its
-stop and its processes to kill. Each scenario runs every source on the local engine and
-one source on Spark, a different one per scenario, so that each source meets Spark:
+In the superstep mode the spout runs in the driver, so what Spark adds is its start-up,
+its stop and its processes to kill; in the continuous mode the spout runs in a Spark
+worker, and acks on its own connection there. Each scenario runs every source on the
+local engine and one source on Spark in both modes, a different one per scenario, so that
+each source meets Spark:
 a Spark run of these costs 50-130 s here, and all nine would be a third of the suite.
 The connection-level cases (bad URL, bad credentials, closed port) run on the local
 engine only; ``tests/test_cli.py`` covers Spark's start-up.
@@ -15,6 +17,8 @@ engine only; ``tests/test_cli.py`` covers Spark's start-up.
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import time
 import uuid
@@ -78,8 +82,10 @@ def healthy(count: int, start: int = 0) -> list[bytes]:
 
 
 def every_source_and_on_spark(source: str) -> pytest.MarkDecorator:
-    """Every source on the local engine, and ``source`` on Spark too."""
-    cases = [(kind, "local") for kind in sorted(BROKERS)] + [(source, "spark")]
+    """Every source on the local engine, and ``source`` on Spark too, in both modes (in
+    the continuous mode the spout runs in a Spark worker, not in the driver)."""
+    cases = [(kind, "local") for kind in sorted(BROKERS)]
+    cases += [(source, "spark"), (source, "continuous")]
     return pytest.mark.parametrize(("broker", "engine"), cases, indirect=["broker"])
 
 
@@ -229,3 +235,37 @@ def socket_to(port: int):
     import socket
 
     return socket.create_connection(("127.0.0.1", port), timeout=1)
+
+
+def spark_python_workers(root: int) -> list[int]:
+    """The Python worker processes forked by PySpark's daemon under process ``root``."""
+    from benchmarks.rss import process_tree
+
+    tree = process_tree(root)
+    daemons = {
+        pid for pid in tree if b"pyspark.daemon" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    }
+    return sorted(pid for pid, stat in tree.items() if int(stat[1]) in daemons)
+
+
+def test_a_spark_worker_sigkilled_mid_run_costs_a_restart_and_loses_nothing(tmp_path):
+    """The continuous mode's recovery: a worker dies, the stage fails, the driver starts
+    the workers again, and RabbitMQ redelivers what the dead consumer never acked."""
+    name = f"fault_rabbitmq_{uuid.uuid4().hex[:8]}"
+    with with_table(BROKERS["rabbitmq"](name), "id int PRIMARY KEY, writes int NOT NULL") as b:
+        b.publish(healthy(MESSAGES))
+        run = Cli(b, "continuous", tmp_path, pending=PENDING, batch=50)
+        run.until(lambda: len(writes(b)) >= MESSAGES // 4, "a quarter of the rows")
+        workers = spark_python_workers(run.process.pid)
+        assert len(workers) == 2, workers  # local[2]: the stage's two tasks
+        os.kill(workers[0], signal.SIGKILL)
+        killed_at = time.monotonic()
+        run.until(lambda: len(writes(b)) == MESSAGES, "every row", timeout=90)
+        carried_on_in = time.monotonic() - killed_at
+        run.until(lambda: b.remaining() == 0, "an empty source", timeout=60)
+        assert run.stop() == EXIT_INTERRUPTED
+        output = run.output()
+        assert "the workers start again (attempt 2)" in output, output
+        assert sorted(writes(b)) == list(range(MESSAGES))  # nothing lost
+        assert b.dead_letters() == []
+        print(f"every row written {carried_on_in:.1f} s after the kill")

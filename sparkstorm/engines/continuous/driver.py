@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pickle
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -110,6 +110,8 @@ class ContinuousEngine:
         self._context: zmq.Context[Any] | None = None
         self._router: Any = None
         self._identities: dict[int, bytes] = {}
+        self.pids: dict[int, int] = {}
+        """Worker -> the process id it runs in (its hello says)."""
         self.finished: set[int] = set()
         self._probes = 0
 
@@ -149,7 +151,7 @@ class ContinuousEngine:
         self._router.setsockopt(zmq.LINGER, 0)
         port = self._router.bind_to_random_port(f"tcp://{self.host}")
         control = f"tcp://{self.host}:{port}"
-        setup = WorkerSetup(
+        self._setup = WorkerSetup(
             cloudpickle.dumps(plan, protocol=5),
             seed,
             epoch,
@@ -157,7 +159,22 @@ class ContinuousEngine:
             self.workers,
             simulated=simulated,
         )
-        self.launcher.launch(setup)
+        self._launch()
+
+    def restart(self) -> None:
+        """Start every worker again, after the stage was lost (a worker died).
+
+        A new stage attempt: tasks are prepared and spouts opened again, and ids come
+        from sources of the new attempt. What the lost workers held is gone, as when a
+        Storm worker dies; sources redeliver what was never acked.
+        """
+        self.launcher.join(10.0)
+        self._setup = replace(self._setup, attempt=self._setup.attempt + 1)
+        self._identities, self.pids, self.finished = {}, {}, set()
+        self._launch()
+
+    def _launch(self) -> None:
+        self.launcher.launch(self._setup)
         deadline = time.monotonic() + START_TIMEOUT_SECS
         while len(self._identities) < self.workers:
             failure = self.launcher.failure()
@@ -222,6 +239,7 @@ class ContinuousEngine:
             message = pickle.loads(payload)
             if isinstance(message, tuple) and message[0] == "hello":
                 self._identities[message[1]] = identity
+                self.pids[message[1]] = message[2]
             elif isinstance(message, WorkerReport):
                 reports.append(message)
                 if message.final:

@@ -27,6 +27,8 @@ class ThreadLauncher:
 
     def launch(self, setup: WorkerSetup) -> None:
         """Start one thread per worker."""
+        self._failure = None
+        self._threads = []
         addresses: list[str] = [""] * setup.workers
         barrier = threading.Barrier(setup.workers)
 

@@ -19,6 +19,7 @@ bounds each spout task's tracked trees as in Storm. Nothing is dropped.
 from __future__ import annotations
 
 import logging
+import os
 import pickle
 import time
 from collections import deque
@@ -57,7 +58,7 @@ REPORT_SECS = 0.25
 
 # commands from the driver: a name, or (name, argument...)
 ACTIVATE, DEACTIVATE, SHUTDOWN_NOW = "activate", "deactivate", "shutdown"
-TIME, PROBE, FEED = "time", "probe", "feed"
+TIME, PROBE, FEED, EPOCH = "time", "probe", "feed", "epoch"
 
 
 @runtime_checkable
@@ -145,6 +146,7 @@ class Worker:
         simulated: bool = False,
     ) -> None:
         self.plan, self.index, self.seed, self.epoch = plan, index, seed, epoch
+        self.attempt = attempt
         self.simulated = simulated
         """Time moves only when the driver says (``LocalCluster(simulated_time=True)``)."""
         self.try_serialize = bool(plan.conf[TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE])
@@ -209,10 +211,10 @@ class Worker:
                 socket.setsockopt(zmq.LINGER, 0)
                 socket.connect(address)
                 self.peers[i] = _Peer(socket)
-        self.control.setsockopt(zmq.IDENTITY, f"worker-{self.index}".encode())
+        self.control.setsockopt(zmq.IDENTITY, f"worker-{self.attempt}-{self.index}".encode())
         self.control.setsockopt(zmq.LINGER, 2000)
         self.control.connect(control)
-        self.control.send(pickle.dumps(("hello", self.index)))
+        self.control.send(pickle.dumps(("hello", self.index, os.getpid())))
 
     def prepare(self) -> None:
         """Prepare the bolt tasks and open the spouts (Storm does both as a worker starts)."""
@@ -276,6 +278,8 @@ class Worker:
                 self.stopped = True
             elif command[0] == TIME:
                 self.sim_now = command[1]
+            elif command[0] == EPOCH:  # topology time starts once every worker is up
+                self.epoch = command[1]
             elif command[0] == PROBE:  # answered at the end of this turn
                 self._probe = command[1]
             elif command[0] == FEED:

@@ -70,6 +70,7 @@ class BarrierLauncher:
 
     def launch(self, setup: WorkerSetup) -> None:
         """Submit the stage from a thread; the thread ends when the workers do."""
+        self._failure = None
         context = self.spark.sparkContext
         rdd = context.parallelize(range(setup.workers), setup.workers)
         stage = rdd.barrier().mapPartitions(_worker_body(setup, self.loopback))
