@@ -61,6 +61,11 @@ class SteadySpout(Spout):
             i, self.offered = self.offered, self.offered + 1
             self.collector.emit([self.sentences[i % len(self.sentences)]], msg_id=i)
 
+    def activate(self) -> None:
+        # the offer starts with the topology: a continuous worker opens its spouts
+        # before the stage's other workers are up and the topology is activated
+        self.started = time.monotonic()
+
     def fail(self, msg_id: Any, reason: Any = None) -> None:
         self.replays.append(msg_id)
 
