@@ -49,8 +49,13 @@ FRAME_TUPLES = 2_000
 """A frame to a peer goes out once it holds this many tuples..."""
 FLUSH_SECS = 0.001
 """... or once its first tuple has waited this long."""
-MAX_BACKLOG = 50_000
-"""Tuples waiting in a worker (to run or to be sent) above which its spouts pause."""
+MAX_BACKLOG = 20_000
+"""Tuples waiting in a worker (to run or to be sent) above which its spouts pause and it
+stops reading its socket."""
+HWM_FRAMES = 8
+"""Frames ZeroMQ may queue per peer on each side before a send must wait here: with
+:data:`FRAME_TUPLES` and :data:`MAX_BACKLOG`, what a slow bolt can have waiting for it is
+bounded (~70,000 tuples), well within a message timeout at a few thousand tuples/s."""
 SPOUT_CALLS = 200
 """``next_tuple`` calls per spout task per turn of the loop."""
 REPORT_SECS = 0.25
@@ -198,7 +203,7 @@ class Worker:
     # -- set-up -------------------------------------------------------------------------
     def bind(self, host: str) -> str:
         """Bind the socket peers send to, on ``host``; return its address."""
-        self.receiver.setsockopt(zmq.RCVHWM, 200)
+        self.receiver.setsockopt(zmq.RCVHWM, HWM_FRAMES)
         port = self.receiver.bind_to_random_port(f"tcp://{host}")
         return f"tcp://{host}:{port}"
 
@@ -207,7 +212,7 @@ class Worker:
         for i, address in enumerate(peers):
             if i != self.index:
                 socket = self.context.socket(zmq.PUSH)
-                socket.setsockopt(zmq.SNDHWM, 200)
+                socket.setsockopt(zmq.SNDHWM, HWM_FRAMES)
                 socket.setsockopt(zmq.LINGER, 0)
                 socket.connect(address)
                 self.peers[i] = _Peer(socket)
