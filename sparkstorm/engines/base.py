@@ -11,7 +11,23 @@ from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import Row
 
 
-class Engine(Protocol):
+class SparkFacts(Protocol):
+    """Where a run's Spark is, for the terminal, the REST API and the page."""
+
+    @property
+    def master(self) -> str | None:
+        """The Spark master it runs on (``local[*]``, ``spark://...``); None without Spark."""
+
+    @property
+    def ui_url(self) -> str | None:
+        """The Spark UI's address, when one runs."""
+
+    @property
+    def log_file(self) -> Path | None:
+        """Where Spark's own log goes, when sparkstorm started Spark's JVM."""
+
+
+class Engine(SparkFacts, Protocol):
     """Runs the bolt and acker tasks of one topology, one superstep at a time.
 
     The driver calls ``start`` once, then ``superstep`` repeatedly, then ``stop``. Each
@@ -23,19 +39,6 @@ class Engine(Protocol):
     """
 
     name: str
-
-    @property
-    def master(self) -> str | None:
-        """The Spark master the engine runs on (``local[*]``, ``spark://...``); None locally."""
-
-    @property
-    def ui_url(self) -> str | None:
-        """The Spark UI's address, when one runs."""
-
-    @property
-    def log_file(self) -> Path | None:
-        """Where Spark's own log goes, when this engine started Spark's JVM."""
-
     target_superstep_secs: float
     """How long a superstep should take when spouts have plenty to emit (see
     :mod:`sparkstorm.control.batch_sizing`); ``sparkstorm.superstep.target.secs`` overrides."""

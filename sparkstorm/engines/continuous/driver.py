@@ -18,6 +18,7 @@ from typing import Any, Protocol
 import cloudpickle
 import zmq
 
+from sparkstorm.engines.base import SparkFacts
 from sparkstorm.engines.continuous.worker import (
     ACTIVATE,
     DEACTIVATE,
@@ -51,20 +52,8 @@ class WorkerSetup:
     """Whether time moves only when the driver says so."""
 
 
-class Launcher(Protocol):
+class Launcher(SparkFacts, Protocol):
     """Starts ``setup.workers`` workers somewhere and watches them."""
-
-    @property
-    def master(self) -> str | None:
-        """The Spark master the workers run on; None without Spark."""
-
-    @property
-    def ui_url(self) -> str | None:
-        """The Spark UI's address, when one runs."""
-
-    @property
-    def log_file(self) -> Path | None:
-        """Where Spark's own log goes, when sparkstorm started Spark's JVM."""
 
     def launch(self, setup: WorkerSetup) -> None:
         """Start the workers (without waiting for them to finish)."""
