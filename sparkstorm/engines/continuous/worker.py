@@ -377,14 +377,11 @@ class Worker:
             len(p.rows) + p.frames.__len__() * FRAME_TUPLES for p in self.peers.values()
         )
 
-    def _flush(self, force: bool = False) -> int:
-        """Send full or old frames; return the tuples still waiting to be sent."""
-        waiting = 0
+    def _flush(self) -> None:
+        """Send the frames that are full or whose first tuple waited long enough."""
         now = time.monotonic()
         for peer in self.peers.values():
-            if peer.rows and (
-                force or len(peer.rows) >= FRAME_TUPLES or now - peer.since >= FLUSH_SECS
-            ):
+            if peer.rows and (len(peer.rows) >= FRAME_TUPLES or now - peer.since >= FLUSH_SECS):
                 runs, _ = self.codec.runs(peer.rows)
                 peer.frames.append((self.codec.frame(runs), len(peer.rows)))
                 peer.rows = []
@@ -393,11 +390,9 @@ class Worker:
                 try:
                     peer.socket.send(frame, zmq.NOBLOCK, copy=False)
                 except zmq.Again:
-                    break
+                    break  # the peer's queue is full: the frame waits here (backpressure)
                 peer.frames.popleft()
                 self.sent += count
-            waiting += len(peer.rows) + sum(count for _, count in peer.frames)
-        return waiting
 
     def _report(self, final: bool = False, failure: BaseException | None = None) -> None:
         self._next_report = time.monotonic() + REPORT_SECS
