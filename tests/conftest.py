@@ -41,7 +41,7 @@ def warm_up(session) -> None:
 
 @pytest.fixture(params=["local", "spark"])
 def engine(request: pytest.FixtureRequest) -> str:
-    if request.param == "spark":
+    if request.param in ("spark", "continuous"):
         request.getfixturevalue("spark")  # the JVM starts only when a spark test runs
     return request.param
 
@@ -61,6 +61,16 @@ def cluster_factory(request: pytest.FixtureRequest):
         return cluster
 
     return make
+
+
+def run_on(engine: str, topology, conf=None, spark=None, **options):
+    """``sparkstorm.run`` on a test's engine: local, spark (supersteps) or continuous."""
+    from sparkstorm import run
+
+    conf = dict(conf or {})
+    if engine == "continuous":  # the Spark engine's continuous mode
+        engine, conf["sparkstorm.spark.mode"] = "spark", "continuous"
+    return run(topology, conf, engine, spark, **options)
 
 
 REDIS_URL = "redis://127.0.0.1:6379/0"

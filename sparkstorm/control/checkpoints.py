@@ -40,8 +40,9 @@ from sparkstorm.config import (
     provider_config,
 )
 from sparkstorm.errors import InvalidTopologyError
-from sparkstorm.state.stores import open_store
-from sparkstorm.tasks.committed_sources import CommittedSources
+from sparkstorm.state.stores import Sources, open_store
+from sparkstorm.tasks.committed_sources import CommittedSources, sealed_keys
+from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import Row, checkpoint_tuple
 
 if TYPE_CHECKING:
@@ -51,14 +52,11 @@ if TYPE_CHECKING:
 RUNNING, DRAINING, COMMITTING = "running", "draining", "committing"
 
 
-class Checkpoints:
-    """Schedules checkpoints and rollbacks for one topology run (a no-op without state)."""
+class CheckpointStore:
+    """What both modes' checkpoints share: the interval, the store, the counters."""
 
-    def __init__(self, runtime: TopologyRuntime) -> None:
-        plan, conf = runtime.plan, runtime.conf
-        self.runtime = runtime
+    def __init__(self, plan: Plan, conf: dict[str, Any]) -> None:
         self.tasks = plan.stateful_tasks
-        self._stateful = frozenset(self.tasks)
         self.ackers = plan.acker_tasks
         self.interval = conf[TOPOLOGY_STATE_CHECKPOINT_INTERVAL_MS] / 1000
         timeout = conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS]
@@ -82,23 +80,12 @@ class Checkpoints:
             conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS],
         )
         """The spout messages each commit completes; a restart skips them if they come again."""
-        self.spouts = list(runtime.spouts.values())
-        for spout in self.spouts:
-            spout.skip_committed(self.sources)
         self.phase = RUNNING
         self.commits = 0
         """Checkpoints committed by this run."""
         self.rollbacks = 0
         """Rollbacks in this run."""
         self.next_due = self.interval
-        self.last_emit = -1
-        """The last superstep in which a spout emitted (a drain must have seen it through)."""
-        self._prepared: tuple[int, int] | None = None  # (txid, superstep of its prepare)
-        self._failures: dict[int, int] = {}
-        self._timeouts = 0  # trees the spouts timed out, as last seen
-        self._rollback = False
-        self.dirty = False
-        """Whether a spout emitted or a tick fired since the last checkpoint's prepare."""
 
     @property
     def enabled(self) -> bool:
@@ -116,6 +103,37 @@ class Checkpoints:
             "commits": self.commits,
             "rollbacks": self.rollbacks,
         }
+
+    def mark_committed(self, txid: int, sealed: Sources, now: float) -> None:
+        """Write the store's marker: ``txid`` is committed, completing ``sealed``'s messages."""
+        assert self.store is not None
+        self.store.mark_committed(txid, self.sources.commit(sealed, now))
+        self.committed, self.phase = txid, RUNNING
+        self.commits += 1
+
+    def instructions(self, action: str, txid: int) -> list[Row]:
+        """``action`` for every stateful task and acker, as rows."""
+        return [(task, checkpoint_tuple(action, txid)) for task in self.tasks + self.ackers]
+
+
+class Checkpoints(CheckpointStore):
+    """Schedules checkpoints and rollbacks for one topology run (a no-op without state)."""
+
+    def __init__(self, runtime: TopologyRuntime) -> None:
+        super().__init__(runtime.plan, runtime.conf)
+        self.runtime = runtime
+        self._stateful = frozenset(self.tasks)
+        self.spouts = list(runtime.spouts.values())
+        for spout in self.spouts:
+            spout.skip_committed(self.sources)
+        self.last_emit = -1
+        """The last superstep in which a spout emitted (a drain must have seen it through)."""
+        self._prepared: tuple[int, int] | None = None  # (txid, superstep of its prepare)
+        self._failures: dict[int, int] = {}
+        self._timeouts = 0  # trees the spouts timed out, as last seen
+        self._rollback = False
+        self.dirty = False
+        """Whether a spout emitted or a tick fired since the last checkpoint's prepare."""
 
     @property
     def pausing(self) -> bool:
@@ -161,12 +179,11 @@ class Checkpoints:
             staged = [runtime.bolt_stats[t].prepared_txid == txid for t in self.tasks]
             if not all(staged):
                 return self._roll_back(now)
-            self.store.mark_committed(txid, self.sources.commit(self.spouts, now))  # type: ignore[union-attr]
-            self.committed, self.phase, self._prepared = txid, RUNNING, None
-            self.commits += 1
+            self.mark_committed(txid, sealed_keys(self.spouts), now)
+            self._prepared = None
             for spout in self.spouts:  # committed: nothing that follows may fail them now
                 spout.ack_sealed(now)
-            return self._to_all("commit", txid)
+            return self.instructions("commit", txid)
         if self.phase == RUNNING and now >= self.next_due and self.dirty:
             self.phase = DRAINING  # (not dirty: nothing can have changed, nothing to save)
         if self.phase == DRAINING and self._drained():
@@ -176,7 +193,7 @@ class Checkpoints:
             self.next_due = now + self.interval
             for spout in self.spouts:
                 spout.seal()
-            return self._to_all("prepare", txid)
+            return self.instructions("prepare", txid)
         return []
 
     def _drained(self) -> bool:
@@ -187,12 +204,9 @@ class Checkpoints:
             and all(s.unready == 0 for t, s in runtime.bolt_stats.items() if t in self.ackers)
         )
 
-    def _to_all(self, action: str, txid: int) -> list[Row]:
-        return [(task, checkpoint_tuple(action, txid)) for task in self.tasks + self.ackers]
-
     def _roll_back(self, now: float) -> list[Row]:
         self.runtime.discard_pending(ROLLBACK)  # takes a running superstep's result first
         self._rollback, self.phase, self._prepared = False, RUNNING, None
         self.rollbacks += 1
         self.next_due = now + self.interval
-        return self._to_all("rollback", self.committed)
+        return self.instructions("rollback", self.committed)

@@ -21,17 +21,16 @@ from sparkstorm.config import (
     SPARKSTORM_SEED,
 )
 from sparkstorm.control.clock import Clock, SimulatedClock
+from sparkstorm.control.continuous_checkpoints import ContinuousCheckpoints
 from sparkstorm.control.submit import submitted
 from sparkstorm.engines.continuous.driver import ContinuousEngine
-from sparkstorm.engines.continuous.worker import EPOCH, FEED, TIME, DriverFed, WorkerReport
-from sparkstorm.errors import InvalidTopologyError, SparkStormError
+from sparkstorm.engines.continuous.worker import EPOCH, FEED, SYSTEM, TIME, DriverFed, WorkerReport
+from sparkstorm.errors import SparkStormError
 from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.reliability.debug import DEBUG_LOG
 from sparkstorm.tasks.metrics import TaskStats, by_component, by_task
 from sparkstorm.tasks.profile import Profile
 from sparkstorm.topology.builder import Topology
-from sparkstorm.topology.components import is_stateful
-from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.streams import SYSTEM_COMPONENT_ID, SYSTEM_TASK_ID
 from sparkstorm.topology.windowing import is_windowed
 
@@ -47,14 +46,6 @@ IDLE_PROBE_SECS = 0.05
 """On the wall clock, how often :meth:`ContinuousRuntime.idle` probes the workers."""
 PROBE_TIMEOUT_SECS = 10.0
 """How long a probe waits for every worker's answer."""
-
-
-class _NoCheckpoints:
-    """The continuous mode does not checkpoint state yet (stateful bolts are refused)."""
-
-    def status(self) -> dict[str, Any] | None:
-        """What the REST API shows: no checkpoints."""
-        return None
 
 
 class ContinuousRuntime:
@@ -73,7 +64,6 @@ class ContinuousRuntime:
     ) -> None:
         self.name = name
         self.conf, self.plan = submitted(name, topology, conf)
-        _check_supported(self.plan)
         self.engine = engine
         self.active = False
         self.killed = False
@@ -82,14 +72,15 @@ class ContinuousRuntime:
         self.captured: dict[tuple[str, str], list[list[Any]]] = {}
         self.profile = Profile()
         self.supersteps_run = 0
-        self.checkpoints = _NoCheckpoints()
-        self._stats: dict[int, TaskStats] = {}
+        self.latest_stats: dict[int, TaskStats] = {}
+        """Each task's newest statistics, as its worker last reported them."""
         self._last_error: dict[tuple[str, int, str], int] = {}
         self._failure: BaseException | None = None
         self._restarts = 0
         self._lost_stats: list[TaskStats] = []
         """Statistics of the tasks of stage attempts that were lost (they add up)."""
-        self._reports: dict[int, WorkerReport] = {}
+        self.reports: dict[int, WorkerReport] = {}
+        """Each worker's newest report."""
         if capture:
             self.conf[SPARKSTORM_CAPTURE] = sorted(self.plan.components)
         self.clock = clock
@@ -102,7 +93,15 @@ class ContinuousRuntime:
             for cid, spec in self.plan.components.items()
             if isinstance(spec.obj, DriverFed)
         }
-        engine.start(self.plan, self.conf[SPARKSTORM_SEED], time.time(), simulated=self.simulated)
+        self.checkpoints = ContinuousCheckpoints(self)
+        """Checkpoints of stateful bolts' state (see ``control/continuous_checkpoints``)."""
+        engine.start(
+            self.plan,
+            self.conf[SPARKSTORM_SEED],
+            time.time(),
+            simulated=self.simulated,
+            replays=self.checkpoints.replays,
+        )
         # topology time starts once every worker is up, so that the stage's start-up
         # neither eats into --duration nor turns into a burst of due ticks
         self._epoch = time.time()
@@ -132,13 +131,14 @@ class ContinuousRuntime:
         """Send simulated time and fed tuples on; take the reports of a short wait."""
         self._send_commands()
         for report in self.engine.reports(0.002 if self.simulated else 0.02):
-            self._take(report)
+            self.take_report(report)
         if self._failure is not None and not self.killed:
             self.kill(drain_secs=0)
             raise self._failure
         failure = self.engine.launcher.failure()
         if failure is not None and not self.killed:
             self._recover(failure)
+        self.checkpoints.advance(self.now())
 
     def _recover(self, failure: BaseException) -> None:
         """The stage was lost (a worker died): start the workers again, up to a limit.
@@ -162,10 +162,11 @@ class ContinuousRuntime:
         )
         log.warning("%s", message)
         self._keep(ReportedError(SYSTEM_COMPONENT_ID, SYSTEM_TASK_ID, self.now(), message))
-        self._lost_stats.extend(self._stats.values())
-        self._stats, self._reports = {}, {}
+        self._lost_stats.extend(self.latest_stats.values())
+        self.latest_stats, self.reports = {}, {}
         self._sent_time = -1.0  # the new workers need the simulated time too
-        self.engine.restart()
+        self.engine.restart(self.checkpoints.replays)
+        self.checkpoints.restarted()
         self.engine.command((EPOCH, self._epoch))  # the run's clock goes on
         if self.active:
             self.engine.activate()
@@ -181,13 +182,14 @@ class ContinuousRuntime:
             if items:
                 self.engine.command((FEED, key, items), self.plan.worker_of[task])
 
-    def _take(self, report: WorkerReport) -> None:
+    def take_report(self, report: WorkerReport) -> None:
+        """Keep what a worker reported: statistics, errors, captured tuples, fed outcomes."""
         if report.failure is not None and self._failure is None:
             self._failure = report.failure
         for stats in report.stats:
-            self._stats[stats.task] = stats
-        self._reports[report.worker] = report
-        self.supersteps_run = sum(r.turns for r in self._reports.values())
+            self.latest_stats[stats.task] = stats
+        self.reports[report.worker] = report
+        self.supersteps_run = sum(r.turns for r in self.reports.values())
         for error in report.errors:
             self._keep(error)
         for line in report.debug:
@@ -220,13 +222,13 @@ class ContinuousRuntime:
     @property
     def in_flight(self) -> int:
         """Tuples waiting in workers or on their way between them, as last reported."""
-        reports = self._reports.values()
+        reports = self.reports.values()
         moving = sum(r.sent for r in reports) - sum(r.received for r in reports)
         return moving + sum(r.backlog for r in reports)
 
     def pending_count(self) -> int:
         """Tracked messages without an outcome yet, over every spout task."""
-        return sum(sum(r.pending.values()) for r in self._reports.values())
+        return sum(sum(r.pending.values()) for r in self.reports.values())
 
     def idle(self) -> bool:
         """No tuple waiting or moving anywhere, and the spouts emit nothing.
@@ -246,14 +248,14 @@ class ContinuousRuntime:
         return said
 
     def _probed_quiet(self) -> bool:
-        if self.killed or self._failure or len(self._reports) < self.engine.workers:
+        if self.killed or self._failure or len(self.reports) < self.engine.workers:
             return False
         self._send_commands()  # what was fed meanwhile goes out before the probes
         rounds = []
         for _ in range(2):
             answers, arrived = self.engine.probe(PROBE_TIMEOUT_SECS)
             for report in arrived:
-                self._take(report)
+                self.take_report(report)
             if len(answers) < self.engine.workers:
                 return False
             counters = {
@@ -294,27 +296,37 @@ class ContinuousRuntime:
             return
         self.deactivate()
         deadline = time.monotonic() + (DRAIN_SECS if drain_secs is None else drain_secs)
+        windows = [
+            task
+            for bolt in self.plan.topology.bolts
+            if is_windowed(bolt.obj)
+            for task in self.plan.component_tasks(bolt.component_id)
+        ]
         while time.monotonic() < deadline:
             self.step()
-            if self.idle() and not (wait_pending and self.pending_count()):
+            idle = self.idle()
+            if idle and not (wait_pending and self.pending_count()):
                 break
+            if idle and windows:  # trees pending: what the windows hold waits for nothing
+                self.engine.command((SYSTEM, "stop", -1, windows))
+                windows = []
         for report in self.engine.shut_down(SHUTDOWN_SECS):
-            self._take(report)
+            self.take_report(report)
         self.engine.close()
         self.killed = True
 
     def spout_stats(self) -> list[TaskStats]:
         """The spout tasks' statistics (their complete latencies feed the history)."""
-        return [s for t, s in self._stats.items() if t in self.plan.spout_tasks]
+        return [s for t, s in self.latest_stats.items() if t in self.plan.spout_tasks]
 
     def _busy_secs(self) -> float:
         return max(1e-9, self.now())
 
     def stats(self) -> dict[str, dict[str, Any]]:
         """Per-component statistics (Storm UI's names), ``__acker`` included."""
-        stats = by_component([*self._lost_stats, *self._stats.values()], self._busy_secs())
+        stats = by_component([*self._lost_stats, *self.latest_stats.values()], self._busy_secs())
         pending: dict[str, int] = {}
-        for report in self._reports.values():
+        for report in self.reports.values():
             for task, count in report.pending.items():
                 component = self.plan.task_component[task]
                 pending[component] = pending.get(component, 0) + count
@@ -327,8 +339,8 @@ class ContinuousRuntime:
 
     def task_stats(self) -> dict[str, list[dict[str, Any]]]:
         """Per-task statistics by component (Storm UI's executors), ``__acker`` included."""
-        rows = by_task(list(self._stats.values()), self._busy_secs())
-        for report in self._reports.values():
+        rows = by_task(list(self.latest_stats.values()), self._busy_secs())
+        for report in self.reports.values():
             for task, count in report.pending.items():
                 if task in rows:
                     rows[task]["pending"] = count
@@ -337,15 +349,3 @@ class ContinuousRuntime:
             rows[task]["worker"] = self.plan.worker_of[task]
             grouped.setdefault(rows[task]["component"], []).append(rows[task])
         return grouped
-
-
-def _check_supported(plan: Plan) -> None:
-    """Refuse, by name, what the continuous mode does not run yet."""
-    for bolt in plan.topology.bolts:
-        if is_stateful(bolt.obj) or is_windowed(bolt.obj):
-            kind = "stateful" if is_stateful(bolt.obj) else "windowed"
-            msg = (
-                f"bolt {bolt.component_id!r} is a {kind} bolt, which the continuous mode "
-                f"does not run yet; run it with sparkstorm.spark.mode=superstep"
-            )
-            raise InvalidTopologyError(msg, component=bolt.component_id)

@@ -40,21 +40,13 @@ class CommittedSources:
         self._seen.setdefault(component, set()).add(key)
         return True
 
-    def commit(self, spouts: list[Any], now: float) -> Sources:
+    def commit(self, sealed: Sources, now: float) -> Sources:
         """The keys to record with the commit: the trees it completes, and those carried.
 
-        The trees it completes are those the spout tasks sealed at the prepare and still
-        hold (a failure since would have rolled back).
+        ``sealed`` holds the keys of the trees it completes: those the spout tasks sealed
+        at the prepare (see :func:`sealed_keys`; a failure since would have rolled back).
         """
-        sources: dict[str, list[Any]] = {}
-        for task in spouts:
-            keys = sources.setdefault(task.component_id, [])
-            for root in task.sealed:
-                entry = task.pending.get(root)
-                if entry is not None:
-                    key = task.message_key(entry[0])
-                    if key is not None:
-                        keys.append(key)
+        sources: dict[str, list[Any]] = {c: list(keys) for c, keys in sealed.items()}
         if now >= self._carry_secs:
             for unseen in self.skip.values():
                 unseen.clear()  # the sets stay shared with the spout tasks
@@ -63,6 +55,20 @@ class CommittedSources:
                 sources.setdefault(component, []).extend(carried_keys)
         self._seen = {}
         return {component: keys for component, keys in sources.items() if keys}
+
+
+def sealed_keys(spouts: list[Any]) -> Sources:
+    """The message keys of the trees ``spouts`` (spout tasks) sealed and still hold."""
+    sources: dict[str, list[Any]] = {}
+    for task in spouts:
+        keys = sources.setdefault(task.component_id, [])
+        for root in task.sealed:
+            entry = task.pending.get(root)
+            if entry is not None:
+                key = task.message_key(entry[0])
+                if key is not None:
+                    keys.append(key)
+    return sources
 
 
 def message_key_of(spout: Any, msg_id: MsgId) -> str | int | None:

@@ -3,12 +3,10 @@ two workers holding spout, bolt and acker tasks, tuples between them over ZeroMQ
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from examples.word_count import SENTENCES, SentenceSpout, SplitSentence, WordCount
-from sparkstorm import Config, Fields, InvalidTopologyError, TopologyBuilder, run
+from sparkstorm import Config, Fields, TopologyBuilder, run
 from tests.continuous.components import (
     FailFirstOfEveryFifth,
     ForgetsSeven,
@@ -91,9 +89,31 @@ def test_max_spout_pending_bounds_what_a_spout_task_has_in_flight(spark):
     assert result.stats["hold"]["executed"] >= 40 + 3  # and the ticks that released them
 
 
-def test_a_stateful_bolt_is_refused_by_name_before_anything_starts(spark):
+def test_a_stateful_bolt_commits_its_state_and_a_second_run_resumes_from_it(spark, tmp_path):
+    """The checkpoints run across workers: each run's acks wait for a commit, and the
+    second run's tasks load what the first committed."""
+    from sparkstorm.config import resolve
+    from sparkstorm.state.stores import open_store
+    from sparkstorm.topology.plan import Plan
+
+    provider = {"path": (tmp_path / "state").as_uri()}
+    conf = continuous()
+    conf.update(
+        {
+            "topology.state.provider": "directory",
+            "topology.state.provider.config": provider,
+            "topology.state.checkpoint.interval.ms": 100,
+        }
+    )
     builder = TopologyBuilder()
-    builder.set_spout("numbers", NumberSpout(10))
-    builder.set_bolt("tally", StatefulWordCount()).shuffle_grouping("numbers")
-    with pytest.raises(InvalidTopologyError, match=re.escape("'tally'")):
-        run(builder.create_topology(), continuous(), engine="spark", spark=spark)
+    builder.set_spout("numbers", NumberSpout(30), 2)
+    builder.set_bolt("tally", StatefulWordCount(), 2).fields_grouping("numbers", Fields("number"))
+    for run_number in (1, 2):
+        result = run(builder.create_topology(), conf, engine="spark", spark=spark, name="tally")
+        assert result.errors == []
+        assert result.stats["numbers"]["acked"] == 30
+        store = open_store("directory", provider, "tally")
+        counts: dict[int, int] = {}
+        for task in Plan(builder.create_topology(), resolve(conf)).component_tasks("tally"):
+            counts.update(store.load(f"tally:{task}")[1])
+        assert counts == {n: run_number for n in range(30)}

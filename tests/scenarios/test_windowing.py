@@ -1,4 +1,4 @@
-"""Windowed bolts on both engines: what each window holds, when inputs are acked, and
+"""Windowed bolts on every engine and mode: what each window holds, when inputs are acked, and
 Storm's checks. Time is simulated: a duration window fires on the bolt's ticks."""
 
 from __future__ import annotations
@@ -10,14 +10,6 @@ from sparkstorm.testing import FeederSpout
 from tests.scenarios.bolts import Ack
 from tests.scenarios.windows import HoldOne, Raises, Recorder
 from tests.state.topology import StatefulCount
-
-
-@pytest.fixture(params=["local", "spark"])
-def engine(request: pytest.FixtureRequest) -> str:
-    """Windowed bolts do not run in the continuous mode yet (it refuses them by name)."""
-    if request.param == "spark":
-        request.getfixturevalue("spark")
-    return request.param
 
 
 def submit(cluster, bolt, conf=None, fields=("x",), downstream=Ack):
@@ -214,16 +206,16 @@ def test_a_stop_fails_what_windows_hold_at_once_not_after_the_message_timeout(en
     """A sliding window always holds tuples for the next one: a stop must not wait for it."""
     import time
 
-    from sparkstorm import run
+    from tests.conftest import run_on
     from tests.state.topology import ReplayingSpout, sentences
 
-    spark = request.getfixturevalue("spark") if engine == "spark" else None
+    spark = request.getfixturevalue("spark") if engine != "local" else None
     builder = TopologyBuilder()
     builder.set_spout("in", ReplayingSpout(sentences(40)))
     builder.set_bolt("window", Raises().with_window(Count(4), Count(2))).global_grouping("in")
     conf = {Config.TOPOLOGY_MESSAGE_TIMEOUT_SECS: 60}
     started = time.monotonic()
-    result = run(builder.create_topology(), conf, engine, spark, duration=2, until_idle=False)
+    result = run_on(engine, builder.create_topology(), conf, spark, duration=2, until_idle=False)
     assert time.monotonic() - started < 40  # the drain used to last the 60 s timeout
     spout = result.stats["in"]
     assert spout["acked"] == 38 and spout["fail_reasons"] == {"shutdown": 2}

@@ -18,6 +18,7 @@ from sparkstorm.control.clock import SimulatedClock, WallClock
 from sparkstorm.control.superstep import TopologyRuntime
 from sparkstorm.engines import make_engine
 from sparkstorm.state.stores import open_store
+from tests.conftest import run_on
 from tests.state.topology import build, build_holding, expected_counts, sentences
 
 
@@ -43,13 +44,14 @@ def conf_for(provider: tuple[str, dict[str, Any]], **extra: Any) -> dict[str, An
 
 @pytest.mark.parametrize(
     ("engine", "provider"),
-    [("local", "directory"), ("local", "redis"), ("spark", "redis")],  # Spark: ~30 s each
+    [("local", "directory"), ("local", "redis"), ("spark", "redis"), ("continuous", "directory")],
     indirect=True,
 )
 def test_failures_roll_back_and_every_sentence_counts_once(engine, provider):
     items = sentences(200)
     name = f"exact-{uuid.uuid4().hex[:8]}"
-    result = run(build(items), conf_for(provider), engine=engine, name=name, spark_ui=False)
+    conf = conf_for(provider)
+    result = run_on(engine, build(items), conf, name=name, spark_ui=False)
     spout = result.stats["sentences"]
     assert spout["acked"] == len(items)
     assert spout["fail_reasons"].get("rollback", 0) > 0  # the failures did cost rollbacks

@@ -13,6 +13,8 @@ import time
 import uuid
 from typing import Any
 
+import pytest
+
 from sparkstorm import Duration, TopologyBuilder, run
 from sparkstorm.config import resolve
 from sparkstorm.control.clock import WallClock
@@ -20,6 +22,7 @@ from sparkstorm.control.superstep import TopologyRuntime
 from sparkstorm.engines import make_engine
 from sparkstorm.state.stores import open_store
 from sparkstorm.topology.plan import Plan
+from tests.conftest import run_on
 from tests.state.test_exactly_once import committed_counts, conf_for
 from tests.state.topology import ReplayingSpout, build_windowed, expected_counts, sentences
 
@@ -31,13 +34,14 @@ def tallied(provider: tuple[str, dict[str, Any]], name: str, part: str = "") -> 
     return open_store(*provider, name).load(f"tally:{TALLY}{part}")[1]
 
 
+@pytest.mark.parametrize("engine", ["local", "spark", "continuous"], indirect=True)
 def test_rollbacks_return_windows_to_the_commit_and_each_message_is_in_one_window(engine, tmp_path):
     """One provider (the stores have tests of their own); on Spark fewer sentences, as
     each rollback there costs a few supersteps."""
     provider = ("directory", {"path": str(tmp_path / "state")})
     items = sentences(210 if engine == "local" else 70)
     name = f"windows-{uuid.uuid4().hex[:8]}"
-    result = run(build_windowed(items), conf_for(provider), engine=engine, name=name)
+    result = run_on(engine, build_windowed(items), conf_for(provider), name=name)
     assert result.stats["sentences"]["acked"] == len(items)
     assert result.stats["sentences"]["fail_reasons"].get("rollback", 0) > 0
     state = tallied(provider, name)

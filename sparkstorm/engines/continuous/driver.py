@@ -28,6 +28,7 @@ from sparkstorm.engines.continuous.worker import (
     WorkerReport,
 )
 from sparkstorm.errors import SparkStormError
+from sparkstorm.state.stores import Sources
 from sparkstorm.tasks.task_runner import copy_component
 from sparkstorm.topology.plan import Plan
 
@@ -50,6 +51,9 @@ class WorkerSetup:
     """How many times the stage was started before (ids differ per attempt)."""
     simulated: bool = False
     """Whether time moves only when the driver says so."""
+    replays: Sources | None = None
+    """Message keys committed already, which the spouts ack instead of emitting (the
+    store's, read at each start: see ``committed_sources``)."""
 
 
 class Launcher(SparkFacts, Protocol):
@@ -80,7 +84,16 @@ def run_worker(setup: WorkerSetup, index: int, host: str, exchange: Any) -> None
     """
     plan: Plan = cloudpickle.loads(setup.plan_bytes)
     context: zmq.Context[Any] = zmq.Context()
-    worker = Worker(plan, index, setup.seed, setup.epoch, context, setup.attempt, setup.simulated)
+    worker = Worker(
+        plan,
+        index,
+        setup.seed,
+        setup.epoch,
+        context,
+        setup.attempt,
+        setup.simulated,
+        setup.replays,
+    )
     try:
         addresses = exchange(worker.bind(host))
         worker.connect(list(addresses), setup.control)
@@ -129,7 +142,15 @@ class ContinuousEngine:
     busy = False
     """Nothing runs on the driver's side between two calls (the superstep engine's flag)."""
 
-    def start(self, plan: Plan, seed: int, epoch: float, *, simulated: bool = False) -> None:
+    def start(
+        self,
+        plan: Plan,
+        seed: int,
+        epoch: float,
+        *,
+        simulated: bool = False,
+        replays: Sources | None = None,
+    ) -> None:
         """Place the tasks, launch the workers, and wait until every one has said hello."""
         for cid, spec in plan.components.items():  # one that cannot travel, named now
             copy_component(spec.obj, cid)
@@ -147,10 +168,11 @@ class ContinuousEngine:
             control,
             self.workers,
             simulated=simulated,
+            replays=replays,
         )
         self._launch()
 
-    def restart(self) -> None:
+    def restart(self, replays: Sources | None = None) -> None:
         """Start every worker again, after the stage was lost (a worker died).
 
         A new stage attempt: tasks are prepared and spouts opened again, and ids come
@@ -158,7 +180,7 @@ class ContinuousEngine:
         Storm worker dies; sources redeliver what was never acked.
         """
         self.launcher.join(10.0)
-        self._setup = replace(self._setup, attempt=self._setup.attempt + 1)
+        self._setup = replace(self._setup, attempt=self._setup.attempt + 1, replays=replays)
         self._identities, self.pids, self.finished = {}, {}, set()
         self._launch()
 

@@ -13,7 +13,14 @@ Backpressure, not buffering: sends never block (a blocked send in a loop that al
 receives could deadlock two workers); a frame a peer cannot take yet waits here, and
 while the worker's backlog (tuples waiting to run plus waiting to be sent) is over
 :data:`MAX_BACKLOG`, its spouts are not asked for more. ``topology.max.spout.pending``
-bounds each spout task's tracked trees as in Storm. Nothing is dropped.
+bounds each spout task's tracked trees as in Storm. Nothing is dropped, but by a
+rollback: its frames carry the worker's *generation*, and a frame sent before the
+rollback reached every worker is dropped where it arrives (see ``control/continuous``).
+
+Checkpoints of stateful bolts are aligned by draining: the driver pauses the spouts
+(``pause``) until nothing is in flight anywhere, then sends ``prepare`` (the spouts seal
+their pending trees; the stateful tasks and ackers get the instruction before any
+tuple emitted after it), then ``commit``, and resumes.
 """
 
 from __future__ import annotations
@@ -28,12 +35,18 @@ from typing import Any, Protocol, runtime_checkable
 
 import zmq
 
-from sparkstorm._types import SHUTDOWN
-from sparkstorm.config import SPARKSTORM_GC_GEN0_THRESHOLD, TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE
+from sparkstorm._types import SHUTDOWN, FailReason
+from sparkstorm.config import (
+    SPARKSTORM_GC_GEN0_THRESHOLD,
+    TOPOLOGY_MESSAGE_TIMEOUT_SECS,
+    TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE,
+)
 from sparkstorm.engines.rows import RowCodec
 from sparkstorm.errors import SparkStormError
 from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.reliability.ids import id_source
+from sparkstorm.state.stores import Sources
+from sparkstorm.tasks.committed_sources import CommittedSources, sealed_keys
 from sparkstorm.tasks.gc_tuning import fewer_collections
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.spout_task import SpoutTask
@@ -41,7 +54,7 @@ from sparkstorm.tasks.task_runner import BoltTask
 from sparkstorm.tasks.task_state import snapshot
 from sparkstorm.tasks.ticks import due, tickers_for
 from sparkstorm.topology.plan import Plan
-from sparkstorm.topology.tuple import Row, Tuple
+from sparkstorm.topology.tuple import Row, Tuple, checkpoint_tuple
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +77,17 @@ REPORT_SECS = 0.25
 # commands from the driver: a name, or (name, argument...)
 ACTIVATE, DEACTIVATE, SHUTDOWN_NOW = "activate", "deactivate", "shutdown"
 TIME, PROBE, FEED, EPOCH = "time", "probe", "feed", "epoch"
+PAUSE = "pause"
+"""``(PAUSE, flag)``: stop or resume asking the spouts, without their ``deactivate``."""
+SYSTEM = "system"
+"""``(SYSTEM, action, txid, tasks)``: a checkpoint instruction to the worker's ``tasks``
+(``prepare`` also seals its spouts' pending trees, ``commit`` acks them)."""
+ROLL_BACK = "roll_back"
+"""``(ROLL_BACK, txid, tasks, generation)``: drop what is in flight here, pause the
+spouts, take the new generation, roll ``tasks`` back to ``txid``."""
+FAIL_PENDING = "fail_pending"
+"""``(FAIL_PENDING, reason)``: fail the spouts' pending trees and resume them (every
+worker has taken the rollback's generation)."""
 
 
 @runtime_checkable
@@ -125,6 +149,9 @@ class WorkerReport:
     captured: list[tuple[str, str, list[Any]]] = field(default_factory=list)
     """(component, stream, values) of the captured components' emits since the last report."""
     final: bool = False
+    sealed: Sources | None = None
+    """The message keys of the trees the spouts sealed at a ``prepare`` (see
+    ``committed_sources``), in the report after it."""
 
 
 @dataclass
@@ -149,6 +176,7 @@ class Worker:
         context: zmq.Context[Any],
         attempt: int = 0,
         simulated: bool = False,
+        replays: Sources | None = None,
     ) -> None:
         self.plan, self.index, self.seed, self.epoch = plan, index, seed, epoch
         self.attempt = attempt
@@ -170,6 +198,13 @@ class Worker:
         self.inbox: dict[int, list[Tuple]] = {t: [] for t in self.bolts}
         self.tickers = tickers_for(plan, plan.conf, set(self.bolts))
         self.active = False
+        self.paused = False
+        """A checkpoint's drain or a rollback: the spouts are not asked."""
+        self.generation = 0
+        """Rollbacks so far: a frame from an earlier generation is dropped on arrival."""
+        self.dropped = 0
+        """Tuples dropped by rollbacks (here, or on arrival from an earlier generation)."""
+        self._sealed: Sources | None = None
         self.stopped = False
         self.turns = 0
         self.sent = self.received = 0
@@ -192,6 +227,10 @@ class Worker:
             if isinstance(spout.spout, DriverFed):
                 spout.spout.detach()
                 self.fed.setdefault(spout.spout.feeder_key, spout.spout)
+        if replays:  # a restart: messages committed already are acked, not emitted
+            sources = CommittedSources(replays, plan.conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS])
+            for spout in self.spouts.values():
+                spout.skip_committed(sources)
         # one id source per task for the run: the ids' seed, the stage's attempt, the task
         self.ids = {t: id_source(seed, -2 - attempt, t) for t in [*self.spouts, *self.bolts]}
         self.receiver = context.socket(zmq.PULL)
@@ -253,7 +292,7 @@ class Worker:
         ready = dict(self.poller.poll(wait_ms))
         if self.control in ready:
             self._obey()
-        now = self.sim_now if self.simulated else time.time() - self.epoch
+        now = self.now()
         self.turns += 1
         got = self._receive(now) if self.receiver in ready or self._unread else 0
         ticks, spout_ticks = due(self.tickers, now)
@@ -289,6 +328,54 @@ class Worker:
                 self._probe = command[1]
             elif command[0] == FEED:
                 self.fed[command[1]].take(command[2])
+            elif command[0] == PAUSE:
+                self.paused = command[1]
+            elif command[0] == SYSTEM:
+                self._system(*command[1:])
+            elif command[0] == ROLL_BACK:
+                self._roll_back(*command[1:])
+            elif command[0] == FAIL_PENDING:
+                self._fail_pending(command[1])
+
+    def _system(self, action: str, txid: int, tasks: list[int]) -> None:
+        """A checkpoint instruction: to the local ``tasks``, ahead of what waits for them."""
+        if action == "prepare":  # the drain left nothing waiting: no tuple is before it
+            for spout in self.spouts.values():
+                spout.seal()
+            self._sealed = sealed_keys(list(self.spouts.values()))
+        elif action == "commit":
+            for spout in self.spouts.values():
+                spout.ack_sealed(self.now())
+        instruction = checkpoint_tuple(action, txid)
+        for task in tasks:
+            if task in self.inbox:
+                self.inbox[task].insert(0, instruction)
+                self.queued += 1
+
+    def _roll_back(self, txid: int, tasks: list[int], generation: int) -> None:
+        """Drop every tuple here, waiting or unsent; roll ``tasks`` back to ``txid``."""
+        self.paused, self.generation = True, generation
+        for task, tuples in self.inbox.items():
+            self.dropped += len(tuples)
+            self.inbox[task] = []
+        for peer in self.peers.values():
+            self.dropped += len(peer.rows) + sum(count for _, count in peer.frames)
+            peer.rows, peer.frames = [], deque()
+        self.queued = 0
+        self._system("rollback", txid, tasks)
+
+    def _fail_pending(self, reason: FailReason) -> None:
+        """After a rollback reached every worker: fail what the spouts track, resume them."""
+        now = self.now()
+        for spout in self.spouts.values():
+            spout.begin(self.turns, now, self.ids[spout.task_id])
+            spout.fail_pending(reason)
+            self._route(spout.drain(), now)  # replays, in the new generation
+        self.paused = False
+
+    def now(self) -> float:
+        """Topology time, as the driver's clock has it."""
+        return self.sim_now if self.simulated else time.time() - self.epoch
 
     def _receive(self, now: float) -> int:
         """Take the frames waiting on the socket, while the backlog leaves room."""
@@ -299,13 +386,17 @@ class Worker:
                 self._unread = True  # read the rest once the backlog has room again
                 break
             try:
-                frame = self.receiver.recv(zmq.NOBLOCK, copy=True)
+                header, frame = self.receiver.recv_multipart(zmq.NOBLOCK, copy=True)
             except zmq.Again:
                 break
+            generation = int.from_bytes(header, "little")
             for task, task_runs in pickle.loads(frame):
                 tuples = self.codec.tuples_of_runs(task_runs)
                 got += len(tuples)
-                self._deliver(task, tuples, now)
+                if generation < self.generation:  # sent before a rollback
+                    self.dropped += len(tuples)
+                else:
+                    self._deliver(task, tuples, now)
         self.received += got
         return got
 
@@ -362,7 +453,7 @@ class Worker:
 
     def _run_spouts(self, now: float) -> int:
         emitted = 0
-        asking = self.active and self._backlog() < MAX_BACKLOG
+        asking = self.active and not self.paused and self._backlog() < MAX_BACKLOG
         for spout in self.spouts.values():
             spout.begin(self.turns, now, self.ids[spout.task_id])
             if asking:
@@ -380,6 +471,7 @@ class Worker:
     def _flush(self) -> None:
         """Send the frames that are full or whose first tuple waited long enough."""
         now = time.monotonic()
+        header = self.generation.to_bytes(4, "little")
         for peer in self.peers.values():
             if peer.rows and (len(peer.rows) >= FRAME_TUPLES or now - peer.since >= FLUSH_SECS):
                 runs, _ = self.codec.runs(peer.rows)
@@ -388,7 +480,7 @@ class Worker:
             while peer.frames:
                 frame, count = peer.frames[0]
                 try:
-                    peer.socket.send(frame, zmq.NOBLOCK, copy=False)
+                    peer.socket.send_multipart([header, frame], zmq.NOBLOCK, copy=False)
                 except zmq.Again:
                     break  # the peer's queue is full: the frame waits here (backpressure)
                 peer.frames.popleft()
@@ -416,8 +508,9 @@ class Worker:
             _picklable(failure),
             self.captured[:],
             final,
+            self._sealed,
         )
-        self._probe = -1
+        self._probe, self._sealed = -1, None
         self.control.send(pickle.dumps(report, protocol=5))
         self.errors, self.debug = [], []
         self.captured.clear()  # in place: the spouts' collectors append to this list

@@ -7,7 +7,7 @@ from typing import Any
 from sparkstorm import Config, Fields, Spout, TopologyBuilder
 from sparkstorm._types import ROLLBACK
 from sparkstorm.config import resolve
-from sparkstorm.tasks.committed_sources import CommittedSources
+from sparkstorm.tasks.committed_sources import CommittedSources, sealed_keys
 from sparkstorm.tasks.spout_task import SpoutTask
 from sparkstorm.topology.plan import Plan
 from tests.scenarios.bolts import Ack
@@ -55,21 +55,23 @@ def test_a_restart_skips_committed_messages_and_carries_their_keys_one_commit_mo
     task.seal()
     # "c" completes with this commit; "b" was not seen again; "a" was, and its ack may
     # not have reached the source yet: all three are recorded
-    recorded = sources.commit([task], now=1)
+    recorded = sources.commit(sealed_keys([task]), now=1)
     assert {k: sorted(v) for k, v in recorded.items()} == {"in": ["a", "b", "c"]}
     task.ack_sealed(1)
     assert task.spout.acked == ["a", "c"]
-    assert sources.commit([task], now=2) == {"in": ["b"]}  # "a" acked a commit ago: dropped
+    assert sources.commit(sealed_keys([task]), now=2) == {
+        "in": ["b"]
+    }  # "a" acked a commit ago: dropped
     task.begin(1, 3.0)
     assert task.collector.emit(["x"], msg_id="b") == [] and task.spout.acked == ["a", "c", "b"]
-    assert sources.commit([task], now=4) == {"in": ["b"]}  # seen: kept one commit more
-    assert sources.commit([task], now=5) == {}
+    assert sources.commit(sealed_keys([task]), now=4) == {"in": ["b"]}  # seen: kept one commit more
+    assert sources.commit(sealed_keys([task]), now=5) == {}
 
 
 def test_carried_keys_expire_after_the_message_timeout():
     sources = CommittedSources({"in": ["a"]}, carry_secs=30)
-    assert sources.commit([], now=29) == {"in": ["a"]}
-    assert sources.commit([], now=30) == {}
+    assert sources.commit({}, now=29) == {"in": ["a"]}
+    assert sources.commit({}, now=30) == {}
     assert not sources.skips("in", "a")
 
 
