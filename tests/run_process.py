@@ -79,3 +79,14 @@ class RunProcess:
                 self.kill()
                 pytest.fail(f"no {what} after {timeout:g}s:\n{self.output()[-2000:]}")
             time.sleep(0.05)
+
+
+def spark_python_workers(root: int) -> list[int]:
+    """The Python worker processes forked by PySpark's daemon under process ``root``."""
+    from benchmarks.rss import process_tree
+
+    tree = process_tree(root)
+    daemons = {
+        pid for pid in tree if b"pyspark.daemon" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    }
+    return sorted(pid for pid, stat in tree.items() if int(stat[1]) in daemons)

@@ -31,7 +31,7 @@ from psycopg import sql
 
 from tests.connectors.brokers import BROKERS, Broker, closed_port, with_table
 from tests.connectors.fault_topology import DSN
-from tests.run_process import ROOT, RunProcess
+from tests.run_process import ROOT, RunProcess, spark_python_workers
 
 pytestmark = pytest.mark.services
 UNDECODABLE = b"\xff\xfe not utf-8"
@@ -235,17 +235,6 @@ def socket_to(port: int):
     import socket
 
     return socket.create_connection(("127.0.0.1", port), timeout=1)
-
-
-def spark_python_workers(root: int) -> list[int]:
-    """The Python worker processes forked by PySpark's daemon under process ``root``."""
-    from benchmarks.rss import process_tree
-
-    tree = process_tree(root)
-    daemons = {
-        pid for pid in tree if b"pyspark.daemon" in Path(f"/proc/{pid}/cmdline").read_bytes()
-    }
-    return sorted(pid for pid, stat in tree.items() if int(stat[1]) in daemons)
 
 
 def test_a_spark_worker_sigkilled_mid_run_costs_a_restart_and_loses_nothing(tmp_path):

@@ -19,6 +19,7 @@ import cloudpickle
 import zmq
 
 from sparkstorm.engines.base import SparkFacts
+from sparkstorm.engines.continuous.security import Gate, RunKeys
 from sparkstorm.engines.continuous.worker import (
     ACTIVATE,
     DEACTIVATE,
@@ -51,6 +52,8 @@ class WorkerSetup:
     """How many times the stage was started before (ids differ per attempt)."""
     simulated: bool = False
     """Whether time moves only when the driver says so."""
+    keys: RunKeys | None = None
+    """The run's CURVE keys (see ``security``); None only in tests of the protocol."""
     replays: Sources | None = None
     """Message keys committed already, which the spouts ack instead of emitting (the
     store's, read at each start: see ``committed_sources``)."""
@@ -84,6 +87,7 @@ def run_worker(setup: WorkerSetup, index: int, host: str, exchange: Any) -> None
     """
     plan: Plan = cloudpickle.loads(setup.plan_bytes)
     context: zmq.Context[Any] = zmq.Context()
+    gate = Gate(context, setup.keys) if setup.keys is not None else None
     worker = Worker(
         plan,
         index,
@@ -93,6 +97,7 @@ def run_worker(setup: WorkerSetup, index: int, host: str, exchange: Any) -> None
         setup.attempt,
         setup.simulated,
         setup.replays,
+        setup.keys,
     )
     try:
         addresses = exchange(worker.bind(host))
@@ -101,6 +106,8 @@ def run_worker(setup: WorkerSetup, index: int, host: str, exchange: Any) -> None
         worker.run()
     finally:
         worker.close()
+        if gate is not None:
+            gate.close()
         context.term()
 
 
@@ -157,8 +164,11 @@ class ContinuousEngine:
         place(plan, self.workers)
         self.workers = plan.workers
         self._context = zmq.Context()
+        keys = RunKeys.new()
+        self._gate = Gate(self._context, keys)
         self._router = self._context.socket(zmq.ROUTER)
         self._router.setsockopt(zmq.LINGER, 0)
+        keys.serve(self._router)
         port = self._router.bind_to_random_port(f"tcp://{self.host}")
         control = f"tcp://{self.host}:{port}"
         self._setup = WorkerSetup(
@@ -168,6 +178,7 @@ class ContinuousEngine:
             control,
             self.workers,
             simulated=simulated,
+            keys=keys,
             replays=replays,
         )
         self._launch()
@@ -273,5 +284,6 @@ class ContinuousEngine:
         """Close the control socket."""
         if self._context is not None:
             self._router.close(linger=0)
+            self._gate.close()
             self._context.term()
             self._context = None

@@ -41,6 +41,7 @@ from sparkstorm.config import (
     TOPOLOGY_MESSAGE_TIMEOUT_SECS,
     TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE,
 )
+from sparkstorm.engines.continuous.security import RunKeys
 from sparkstorm.engines.rows import RowCodec
 from sparkstorm.errors import SparkStormError
 from sparkstorm.reliability.base_collector import ReportedError
@@ -177,6 +178,7 @@ class Worker:
         attempt: int = 0,
         simulated: bool = False,
         replays: Sources | None = None,
+        keys: RunKeys | None = None,
     ) -> None:
         self.plan, self.index, self.seed, self.epoch = plan, index, seed, epoch
         self.attempt = attempt
@@ -187,6 +189,8 @@ class Worker:
         test finds what could not travel or be checkpointed."""
         self.sim_now = 0.0
         self.context = context
+        self.keys = keys
+        """The run's CURVE keys: only the run's workers and driver talk to this one."""
         self.codec = RowCodec(plan)
         where = plan.worker_of
         self.spouts = {t: SpoutTask(plan, t, seed) for t in plan.spout_tasks if where[t] == index}
@@ -243,6 +247,8 @@ class Worker:
     def bind(self, host: str) -> str:
         """Bind the socket peers send to, on ``host``; return its address."""
         self.receiver.setsockopt(zmq.RCVHWM, HWM_FRAMES)
+        if self.keys is not None:
+            self.keys.serve(self.receiver)
         port = self.receiver.bind_to_random_port(f"tcp://{host}")
         return f"tcp://{host}:{port}"
 
@@ -253,10 +259,14 @@ class Worker:
                 socket = self.context.socket(zmq.PUSH)
                 socket.setsockopt(zmq.SNDHWM, HWM_FRAMES)
                 socket.setsockopt(zmq.LINGER, 0)
+                if self.keys is not None:
+                    self.keys.join(socket)
                 socket.connect(address)
                 self.peers[i] = _Peer(socket)
         self.control.setsockopt(zmq.IDENTITY, f"worker-{self.attempt}-{self.index}".encode())
         self.control.setsockopt(zmq.LINGER, 2000)
+        if self.keys is not None:
+            self.keys.join(self.control)
         self.control.connect(control)
         self.control.send(pickle.dumps(("hello", self.index, os.getpid())))
 
