@@ -353,7 +353,8 @@ def _call(entry: dict[str, Any], method: str, path: str) -> Any:
 def outcome(result: Any) -> tuple[int, list[str]]:
     """The exit code of a finished run and the summary lines that explain it.
 
-    Trees failed with ``shutdown`` are the stop itself, not a failure of the run.
+    Trees failed with ``shutdown`` are the stop itself, not a failure of the run; what
+    the engine recovered from (a lost worker or superstep) is said, not counted.
     """
     reasons: Counter[str] = Counter()
     for row in result.stats.values():
@@ -361,9 +362,13 @@ def outcome(result: Any) -> tuple[int, list[str]]:
             reasons.update(row.get("fail_reasons", {}))
     shutdown = reasons.pop("shutdown", 0)
     distinct: Counter[tuple[str, str]] = Counter()
+    recovered = []
     for error in result.errors:
-        distinct[(error.component, error.message.splitlines()[0])] += error.count
-    lines = [
+        if error.recovered:
+            recovered.append(f"recovered in {error.component}: {error.message.splitlines()[0]}")
+        else:
+            distinct[(error.component, error.message.splitlines()[0])] += error.count
+    lines = recovered + [
         f"error in {component} (x{count:,}): {message}"
         if count > 1
         else f"error in {component}: {message}"

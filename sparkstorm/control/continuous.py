@@ -161,7 +161,9 @@ class ContinuousRuntime:
             f"(attempt {self._restarts + 1})"
         )
         log.warning("%s", message)
-        self._keep(ReportedError(SYSTEM_COMPONENT_ID, SYSTEM_TASK_ID, self.now(), message))
+        self.errors.append(
+            ReportedError(SYSTEM_COMPONENT_ID, SYSTEM_TASK_ID, self.now(), message, recovered=True)
+        )
         self._lost_stats.extend(self.latest_stats.values())
         self.latest_stats, self.reports = {}, {}
         self._sent_time = -1.0  # the new workers need the simulated time too

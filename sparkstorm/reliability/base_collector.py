@@ -49,6 +49,9 @@ class ReportedError:
     """The user's traceback, kept for an error's first occurrence in a task."""
     throttled: bool = False
     """Repeats counted under the throttle: the driver does not log them."""
+    recovered: bool = False
+    """Something the engine recovered from (a lost superstep or worker): shown and
+    logged as a warning, not a failure of the run."""
 
 
 class TaskSide(Protocol):

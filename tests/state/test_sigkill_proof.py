@@ -68,7 +68,7 @@ def committed_counts(env: dict[str, str], name: str) -> dict[str, int]:
     ("engine", "pending", "cycle_secs"),
     # a checkpoint cycle (drain, prepare, commit) is ~0.3 s locally and in the continuous
     # mode, ~2 s in Spark supersteps
-    [("local", 100, 1.5), ("spark", 400, 3.0), ("continuous", 400, 1.5)],
+    [("local", 100, 1.5), ("spark", 400, 3.0), ("continuous", 100, 1.5)],
 )
 def test_sigkill_at_random_points_counts_every_word_exactly_once(
     engine, pending, cycle_secs, queue_and_table, redis_prefix, tmp_path, monkeypatch

@@ -367,6 +367,7 @@ class SparkEngine:
             SYSTEM_TASK_ID,
             now,
             f"superstep {superstep} lost: {first_line[:500]}",
+            recovered=True,
         )
         return StepResult([], 0, errors=[error], superstep=superstep, lost=True)
 
