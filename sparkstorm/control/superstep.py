@@ -281,10 +281,9 @@ class TopologyRuntime:
         ``execute``. None between user calls.
         """
         for spout in self.spouts.values():
-            if spout.calling is not None:
-                where = f"{spout.calling}() of spout {spout.component_id!r} task {spout.task_id}"
-                stats = spout.stats
-                return where, (spout.collector.emitted, stats.acked, stats.failed)
+            seen = spout.call_under_way()
+            if seen is not None:
+                return seen
         return self.engine.call_under_way()
 
     @property

@@ -273,6 +273,13 @@ class SpoutTask:
         else:
             self.guarded(self.spout.fail, msg_id)
 
+    def call_under_way(self) -> tuple[str, Any] | None:
+        """The spout's call running now and a progress marker (the watchdog's probe)."""
+        if self.calling is None:
+            return None
+        where = f"{self.calling}() of spout {self.component_id!r} task {self.task_id}"
+        return where, (self.collector.emitted, self.stats.acked, self.stats.failed)
+
     def guarded(self, method: Any, *args: Any) -> bool:
         """Call a spout method; report an exception with component and task, return False."""
         calling, self.calling = self.calling, method.__name__

@@ -2,19 +2,24 @@
 
 Spouts' ``next_tuple``, ``ack`` and ``fail`` run on the driver between supersteps, and
 bolts' ``execute`` in the superstep (on the driver with the local engine, in a Spark
-Python worker with the spark engine, where ``prepare`` and ``cleanup`` run too): one
-that blocks stalls the whole topology, as it stalls a Storm executor. A thread samples
-what is being called and how far it got; a call that made no progress for
-``limit_secs`` is reported once, naming the component and task, and marked ``blocked``
+Python worker with the spark engine, where ``prepare`` and ``cleanup`` run too); in the
+continuous mode, all of them in its workers. One that blocks stalls the whole topology
+(or its worker, and soon every worker sending to it), as it stalls a Storm executor.
+A thread samples what is being called and how far it got; a call that made no progress
+for ``limit_secs`` is reported once, naming the component and task, and marked ``blocked``
 so that a Ctrl-C can interrupt it. On the driver the report is a log line; in a Spark
-executor it travels to the driver, which logs it (``engines/spark/blocked_calls.py``).
+executor or a continuous worker it travels to the driver, which logs it
+(``engines/spark/blocked_calls.py``, ``engines/continuous/driver.py``).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import traceback
 from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -33,6 +38,19 @@ def blocked_message(call: str, secs: float, where: str = "") -> str:
         f"short timeout, or hand the work to a thread of your own); the whole topology "
         f"waits for it"
     )
+
+
+_SPARKSTORM = str(Path(__file__).parents[1])
+
+
+def users_stack(frame: FrameType) -> str:
+    """Where a running call is, in the user's own frames (sparkstorm's and pyspark's left out)."""
+    frames = [
+        f
+        for f in traceback.extract_stack(frame)
+        if not f.filename.startswith((_SPARKSTORM, "<frozen")) and "/pyspark/" not in f.filename
+    ]
+    return "".join(traceback.format_list(frames)).rstrip()
 
 
 def _log_blocked(call: str, secs: float) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from sparkstorm import Bolt, Fields, Spout
@@ -121,4 +122,23 @@ class OneArgumentFail(NumberSpout):
     """Storm's signature, ``fail(msg_id)``: no reason argument; never replays."""
 
     def fail(self, msg_id: Any) -> None:  # type: ignore[override]
+        pass
+
+
+class SleepsOnce(Bolt):
+    """Acks each input; on the first, sleeps ``secs`` first (a call that blocks a while)."""
+
+    def __init__(self, secs: float) -> None:
+        self.secs = secs
+
+    def prepare(self, conf: Any, context: Any, collector: Any) -> None:
+        self.collector, self.slept = collector, False
+
+    def execute(self, tup: Any) -> None:
+        if not self.slept:
+            self.slept = True
+            time.sleep(self.secs)
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer: Any) -> None:
         pass

@@ -13,6 +13,7 @@ from tests.continuous.components import (
     HoldUntilTick,
     InOrder,
     NumberSpout,
+    SleepsOnce,
 )
 from tests.state.bolts import StatefulWordCount
 
@@ -117,3 +118,18 @@ def test_a_stateful_bolt_commits_its_state_and_a_second_run_resumes_from_it(spar
         for task in Plan(builder.create_topology(), resolve(conf)).component_tasks("tally"):
             counts.update(store.load(f"tally:{task}")[1])
         assert counts == {n: run_number for n in range(30)}
+
+
+def test_a_call_that_blocks_in_a_worker_is_reported_by_the_driver(spark, caplog):
+    """The worker's watchdog tells the driver, which logs the call, worker and stack."""
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", NumberSpout(20))
+    builder.set_bolt("slow", SleepsOnce(3.0)).shuffle_grouping("numbers")
+    conf = continuous(**{"sparkstorm.watchdog.secs": 1.0})
+    result = run(builder.create_topology(), conf, engine="spark", spark=spark)
+    assert result.stats["numbers"]["acked"] == 20  # it returned, and the run went on
+    blocked = [r.getMessage() for r in caplog.records if "has not returned" in r.getMessage()]
+    assert len(blocked) == 1, blocked
+    assert "execute() of bolt 'slow' task" in blocked[0]
+    assert "in continuous worker" in blocked[0]
+    assert "components.py" in blocked[0]  # the user's frame: where it blocks

@@ -9,8 +9,14 @@ worker's :class:`~sparkstorm.engines.continuous.worker.WorkerReport`.
 
 from __future__ import annotations
 
+import logging
+import os
 import pickle
+import socket
+import sys
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -18,6 +24,7 @@ from typing import Any, Protocol
 import cloudpickle
 import zmq
 
+from sparkstorm.config import SPARKSTORM_WATCHDOG_SECS
 from sparkstorm.engines.base import SparkFacts
 from sparkstorm.engines.continuous.security import Gate, RunKeys
 from sparkstorm.engines.continuous.worker import (
@@ -31,8 +38,13 @@ from sparkstorm.engines.continuous.worker import (
 from sparkstorm.errors import SparkStormError
 from sparkstorm.state.stores import Sources
 from sparkstorm.tasks.task_runner import copy_component
+from sparkstorm.tasks.watchdog import Watchdog, blocked_message, users_stack
 from sparkstorm.topology.plan import Plan
 
+log = logging.getLogger(__name__)
+
+BLOCKED = "blocked"
+"""A worker's watchdog's message: (BLOCKED, worker, call, secs, host, pid, stack)."""
 START_TIMEOUT_SECS = 120.0
 """How long the workers may take to start and say hello (a barrier stage waits for slots)."""
 
@@ -71,6 +83,9 @@ class Launcher(SparkFacts, Protocol):
     def join(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for the workers to end."""
 
+    def cancel(self) -> None:
+        """Stop the workers now, wherever they are (a call in one blocks)."""
+
 
 def place(plan: Plan, workers: int) -> None:
     """Deal every task, spouts included, round-robin by task id over ``workers``."""
@@ -83,7 +98,7 @@ def run_worker(setup: WorkerSetup, index: int, host: str, exchange: Any) -> None
     """The body of one worker: bind, exchange addresses, connect, prepare, loop, close.
 
     ``exchange(address)`` returns every worker's address, by index (Spark's
-    ``BarrierTaskContext.allGather``).
+    ``BarrierTaskContext.allGather``). A watchdog reports a user call that blocks.
     """
     plan: Plan = cloudpickle.loads(setup.plan_bytes)
     context: zmq.Context[Any] = zmq.Context()
@@ -99,16 +114,37 @@ def run_worker(setup: WorkerSetup, index: int, host: str, exchange: Any) -> None
         setup.replays,
         setup.keys,
     )
+    report = _blocked_reporter(setup, index, context, threading.get_ident())
     try:
-        addresses = exchange(worker.bind(host))
-        worker.connect(list(addresses), setup.control)
-        worker.prepare()
-        worker.run()
+        with Watchdog(worker.call_under_way, plan.conf[SPARKSTORM_WATCHDOG_SECS], report):
+            addresses = exchange(worker.bind(host))
+            worker.connect(list(addresses), setup.control)
+            worker.prepare()
+            worker.run()
     finally:
         worker.close()
         if gate is not None:
             gate.close()
         context.term()
+
+
+def _blocked_reporter(
+    setup: WorkerSetup, index: int, context: zmq.Context[Any], thread: int
+) -> Callable[[str, float], None]:
+    """What a worker's watchdog calls: tell the driver, on a socket of the watchdog's own."""
+
+    def report(call: str, secs: float) -> None:
+        frame = sys._current_frames().get(thread)
+        stack = users_stack(frame) if frame is not None else ""
+        message = (BLOCKED, index, call, secs, socket.gethostname(), os.getpid(), stack)
+        with context.socket(zmq.DEALER) as dealer:
+            dealer.setsockopt(zmq.LINGER, 2000)
+            if setup.keys is not None:
+                setup.keys.join(dealer)
+            dealer.connect(setup.control)
+            dealer.send(pickle.dumps(message))
+
+    return report
 
 
 class ContinuousEngine:
@@ -123,10 +159,11 @@ class ContinuousEngine:
         """Worker -> the process id it runs in (its hello says)."""
         self.finished: set[int] = set()
         self._probes = 0
+        self.blocked: str | None = None
+        """A user call a worker's watchdog reported blocked, until that worker reports again."""
+        self._blocked_in: int | None = None
 
     name = "spark"
-    blocked: str | None = None
-    """A call reported blocked in a worker (the watchdog does not watch workers yet)."""
 
     @property
     def master(self) -> str | None:
@@ -144,7 +181,9 @@ class ContinuousEngine:
         return self.launcher.log_file
 
     def interrupt(self) -> None:
-        """Nothing to interrupt on the driver: the shutdown reaches the workers' loops."""
+        """A call blocks a worker, and the run stops: cancel the workers' stage."""
+        if self.blocked is not None:
+            self.launcher.cancel()
 
     busy = False
     """Nothing runs on the driver's side between two calls (the superstep engine's flag)."""
@@ -262,11 +301,23 @@ class ContinuousEngine:
             if isinstance(message, tuple) and message[0] == "hello":
                 self._identities[message[1]] = identity
                 self.pids[message[1]] = message[2]
+            elif isinstance(message, tuple) and message[0] == BLOCKED:
+                self._on_blocked(*message[1:])
             elif isinstance(message, WorkerReport):
+                if message.worker == self._blocked_in:  # it reports between calls only
+                    self.blocked = self._blocked_in = None
                 reports.append(message)
                 if message.final:
                     self.finished.add(message.worker)
         return reports
+
+    def _on_blocked(
+        self, worker: int, call: str, secs: float, host: str, pid: int, stack: str
+    ) -> None:
+        self.blocked, self._blocked_in = call, worker
+        where = f" in continuous worker {worker} (Python process {pid} on {host})"
+        at = f"; it is at:\n{stack}" if stack else ""
+        log.warning("%s%s", blocked_message(call, secs, where), at)
 
     def shut_down(self, timeout: float) -> list[WorkerReport]:
         """Ask every worker to shut down; return the reports until the last final one."""

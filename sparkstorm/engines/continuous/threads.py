@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from sparkstorm.engines.continuous.driver import WorkerSetup, run_worker
+from sparkstorm.errors import SparkStormError
 
 
 class ThreadLauncher:
@@ -61,3 +62,7 @@ class ThreadLauncher:
         """Wait for the worker threads to end."""
         for thread in self._threads:
             thread.join(timeout)
+
+    def cancel(self) -> None:
+        """Threads cannot be stopped from outside: a blocked one stays (it is a daemon)."""
+        self._failure = self._failure or SparkStormError("the workers were cancelled")

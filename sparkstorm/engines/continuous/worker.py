@@ -277,6 +277,15 @@ class Worker:
         for spout in self.spouts.values():
             spout.open()
 
+    def call_under_way(self) -> tuple[str, Any] | None:
+        """The user call running in this worker now, with a progress marker (the watchdog's)."""
+        tasks: list[SpoutTask | BoltTask] = [*self.spouts.values(), *self.bolts.values()]
+        for task in tasks:
+            seen = task.call_under_way()
+            if seen is not None:
+                return seen
+        return None
+
     # -- the loop -----------------------------------------------------------------------
     def run(self) -> None:
         """Loop until the driver says to shut down; then fail what is pending, clean up."""

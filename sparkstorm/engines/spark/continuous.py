@@ -98,3 +98,7 @@ class BarrierLauncher:
             log.warning("the continuous workers did not end in time; cancelling their job")
             self.spark.sparkContext.cancelJobGroup(self.run_id)
             self._thread.join(10)
+
+    def cancel(self) -> None:
+        """Cancel the stage's job: Spark kills the tasks' Python workers."""
+        self.spark.sparkContext.cancelJobGroup(self.run_id)

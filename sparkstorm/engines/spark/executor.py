@@ -20,17 +20,13 @@ import socket
 import sys
 import threading
 import time
-import traceback
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import itemgetter
-from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyspark
 
 from sparkstorm.config import (
     SPARKSTORM_GC_GEN0_THRESHOLD,
@@ -56,7 +52,7 @@ from sparkstorm.tasks.hops import run_in_hops
 from sparkstorm.tasks.profile import Profile
 from sparkstorm.tasks.task_runner import BoltTask
 from sparkstorm.tasks.task_state import restore, snapshot
-from sparkstorm.tasks.watchdog import Watchdog, blocked_message
+from sparkstorm.tasks.watchdog import Watchdog, blocked_message, users_stack
 from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import Row, Tuple
 
@@ -111,7 +107,7 @@ def _running_call() -> tuple[str, Any] | None:
 
 def _report_blocked(call: str, secs: float) -> None:
     frame = sys._current_frames().get(_Watched.thread)
-    stack = _users_stack(frame) if frame is not None else ""
+    stack = users_stack(frame) if frame is not None else ""
     report = BlockedCall(_Watched.run_id, call, secs, socket.gethostname(), os.getpid(), stack)
     try:
         if _Watched.report_to is not None:
@@ -119,19 +115,6 @@ def _report_blocked(call: str, secs: float) -> None:
     except OSError as exc:  # the driver cannot be reached: the executor's log keeps it
         message = blocked_message(call, secs, f" (the driver's listener: {exc})")
         log.warning("%s; it is at:\n%s", message, stack)
-
-
-_NOT_USERS = (str(Path(__file__).parents[2]), str(Path(pyspark.__file__).parent))
-
-
-def _users_stack(frame: FrameType) -> str:
-    """Where a running call is, in the user's own frames (sparkstorm's and pyspark's left out)."""
-    frames = [
-        f
-        for f in traceback.extract_stack(frame)
-        if not f.filename.startswith(_NOT_USERS) and not f.filename.startswith("<frozen")
-    ]
-    return "".join(traceback.format_list(frames)).rstrip()
 
 
 @dataclass
