@@ -199,3 +199,39 @@ def test_the_page_shows_a_stateful_topologys_checkpoints(browser):
     finally:
         live.http.post(f"/api/v1/topology/{live.name}/kill/5")
         live.thread.join(60)
+
+
+def continuous_stateful():
+    """:func:`steady_stateful` in the Spark engine's continuous mode."""
+    topology, conf = steady_stateful()
+    conf["sparkstorm.spark.mode"] = "continuous"
+    return topology, conf
+
+
+def test_the_page_shows_the_continuous_workers_and_their_checkpoints(browser, spark):
+    """Which tasks each worker holds, and its queue; checkpoints taken across workers."""
+    live = Running("spark", spark, "web-workers", make=continuous_stateful)
+    try:
+        live.until(
+            lambda: live.get("/summary")["topologies"][0]["checkpoints"]["commits"] > 0, "a commit"
+        )
+        api = live.get("/web-workers")
+        assert [w["worker"] for w in api["workers"]] == [0, 1]  # local[2]: two workers
+        held = sorted(task for w in api["workers"] for task in w["tasks"])
+        assert len(held) == api["tasksTotal"]  # every task in exactly one worker
+        assert all(w["pid"] and w["host"] for w in api["workers"])
+        browser.get(live.url + "/")
+        until(lambda: len(table(browser, "workers")) == 2, "the two workers")
+        workers = table(browser, "workers")
+        for worker in api["workers"]:
+            assert workers[str(worker["worker"])]["tasks"] == ", ".join(worker["tasks"])
+            assert workers[str(worker["worker"])]["pid"] == str(worker["pid"])  # not 29,113
+        browser.get(live.url + "/component/count")
+        until(lambda: len(table(browser, "tasks")) == 2, "the two tasks of count")
+        count = live.get("/web-workers/component/count")
+        tasks = table(browser, "tasks")
+        for task in count["executorStats"]:
+            assert tasks[task["id"]]["worker"] == str(task["worker"])
+    finally:
+        live.http.post("/api/v1/topology/web-workers/kill/5")
+        live.thread.join(60)

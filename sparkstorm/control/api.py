@@ -44,6 +44,8 @@ class Snapshot:
     in_flight: int = 0
     checkpoints: dict[str, Any] | None = None
     """Stateful topologies: the last commit, the phase, commits and rollbacks."""
+    workers: list[dict[str, Any]] = field(default_factory=list)
+    """The continuous mode's workers: host, process, tasks, queue depth, traffic."""
     taken: float = field(default_factory=time.time)
 
 
@@ -158,6 +160,7 @@ def _task(row: dict[str, Any]) -> dict[str, Any]:
         "prepares": row["prepares"],
         "pending": row.get("pending"),
         "stateBytes": row["state_bytes"],
+        "worker": row.get("worker"),
     }
 
 
@@ -216,6 +219,7 @@ class _Handlers:
                 "window": name,
                 "spouts": [r for r in rows if "spoutId" in r],
                 "bolts": [r for r in rows if "boltId" in r],
+                "workers": self.control.snapshot.workers,
             }
         )
 

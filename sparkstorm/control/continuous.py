@@ -317,6 +317,27 @@ class ContinuousRuntime:
         self.engine.close()
         self.killed = True
 
+    def workers(self) -> list[dict[str, Any]]:
+        """Each worker: where it runs, the tasks it holds, its queue and traffic (the page's)."""
+        rows = []
+        for index in range(self.engine.workers):
+            report = self.reports.get(index)
+            tasks = [t for t, w in sorted(self.plan.worker_of.items()) if w == index]
+            rows.append(
+                {
+                    "worker": index,
+                    "host": self.engine.hosts.get(index),
+                    "pid": self.engine.pids.get(index),
+                    "tasks": [f"{self.plan.task_component[t]}:{t}" for t in tasks],
+                    "backlog": report.backlog if report else None,
+                    "sent": report.sent if report else None,
+                    "received": report.received if report else None,
+                    "dropped": report.dropped if report else None,
+                    "turns": report.turns if report else None,
+                }
+            )
+        return rows
+
     def spout_stats(self) -> list[TaskStats]:
         """The spout tasks' statistics (their complete latencies feed the history)."""
         return [s for t, s in self.latest_stats.items() if t in self.plan.spout_tasks]

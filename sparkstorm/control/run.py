@@ -272,6 +272,7 @@ def _publish(server: ControlServer, runtime: Runtime, status: str | None = None)
         supersteps=runtime.supersteps_run,
         in_flight=runtime.in_flight,
         checkpoints=runtime.checkpoints.status(),
+        workers=runtime.workers(),
     )
 
 

@@ -376,6 +376,10 @@ class TopologyRuntime:
                 )
         return stats
 
+    def workers(self) -> list[dict[str, Any]]:
+        """None to show: a superstep runs wherever Spark puts its tasks (see the Spark UI)."""
+        return []
+
     def task_stats(self) -> dict[str, list[dict[str, Any]]]:
         """Per-task statistics by component (Storm UI's executors), ``__acker`` included."""
         rows = by_task(

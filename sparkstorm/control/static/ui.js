@@ -26,7 +26,13 @@ const TASK_COLUMNS = [
   ["id", "Task"], ["emitted", "Emitted"], ["transferred", "Transferred"], ["executed", "Executed"],
   ["executeLatency", "Execute ms"], ["processLatency", "Process ms"], ["capacity", "Capacity"],
   ["acked", "Acked"], ["failed", "Failed"], ["pending", "Pending"], ["prepares", "Prepares"],
-  ["stateBytes", "State bytes"],
+  ["stateBytes", "State bytes"], ["worker", "Worker"],
+];
+// The continuous mode's workers: where each runs, what it holds, what waits in it.
+const WORKER_COLUMNS = [
+  ["worker", "Worker"], ["host", "Host"], ["pid", "Process"], ["tasks", "Tasks"],
+  ["backlog", "Queued"], ["sent", "Sent"], ["received", "Received"], ["dropped", "Dropped"],
+  ["turns", "Turns"],
 ];
 const ERROR_COLUMNS = [["time", "Time"], ["component", "Component"], ["task", "Task"], ["count", "Count"], ["error", "Error"]];
 
@@ -89,6 +95,10 @@ function windowParam() {
 function showTopology(topology) {
   fill(document.getElementById("spouts"), SPOUT_COLUMNS, topology.spouts, true);
   fill(document.getElementById("bolts"), BOLT_COLUMNS, topology.bolts, true);
+  const workers = topology.workers || [];
+  document.getElementById("workers-section").hidden = workers.length === 0;
+  fill(document.getElementById("workers"), WORKER_COLUMNS,
+    workers.map((w) => ({ ...w, pid: String(w.pid), tasks: w.tasks.join(", ") })), false);
 }
 
 function showComponent(detail) {

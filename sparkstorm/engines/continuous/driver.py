@@ -157,6 +157,8 @@ class ContinuousEngine:
         self._identities: dict[int, bytes] = {}
         self.pids: dict[int, int] = {}
         """Worker -> the process id it runs in (its hello says)."""
+        self.hosts: dict[int, str] = {}
+        """Worker -> the host it runs on (its hello says)."""
         self.finished: set[int] = set()
         self._probes = 0
         self.blocked: str | None = None
@@ -231,7 +233,7 @@ class ContinuousEngine:
         """
         self.launcher.join(10.0)
         self._setup = replace(self._setup, attempt=self._setup.attempt + 1, replays=replays)
-        self._identities, self.pids, self.finished = {}, {}, set()
+        self._identities, self.pids, self.hosts, self.finished = {}, {}, {}, set()
         self._launch()
 
     def _launch(self) -> None:
@@ -300,7 +302,7 @@ class ContinuousEngine:
             message = pickle.loads(payload)
             if isinstance(message, tuple) and message[0] == "hello":
                 self._identities[message[1]] = identity
-                self.pids[message[1]] = message[2]
+                self.pids[message[1]], self.hosts[message[1]] = message[2], message[3]
             elif isinstance(message, tuple) and message[0] == BLOCKED:
                 self._on_blocked(*message[1:])
             elif isinstance(message, WorkerReport):

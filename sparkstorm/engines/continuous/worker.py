@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import os
 import pickle
+import platform
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -133,7 +134,7 @@ class WorkerReport:
     sent: int
     """Tuples sent to other workers since the start."""
     received: int
-    """Tuples received from other workers since the start."""
+    """Tuples received from other workers since the start (dropped ones included)."""
     backlog: int
     """Tuples waiting to run or to be sent now."""
     emitted: int
@@ -150,6 +151,8 @@ class WorkerReport:
     captured: list[tuple[str, str, list[Any]]] = field(default_factory=list)
     """(component, stream, values) of the captured components' emits since the last report."""
     final: bool = False
+    dropped: int = 0
+    """Tuples rollbacks dropped here since the start."""
     sealed: Sources | None = None
     """The message keys of the trees the spouts sealed at a ``prepare`` (see
     ``committed_sources``), in the report after it."""
@@ -268,7 +271,7 @@ class Worker:
         if self.keys is not None:
             self.keys.join(self.control)
         self.control.connect(control)
-        self.control.send(pickle.dumps(("hello", self.index, os.getpid())))
+        self.control.send(pickle.dumps(("hello", self.index, os.getpid(), platform.node())))
 
     def prepare(self) -> None:
         """Prepare the bolt tasks and open the spouts (Storm does both as a worker starts)."""
@@ -527,6 +530,7 @@ class Worker:
             _picklable(failure),
             self.captured[:],
             final,
+            self.dropped,
             self._sealed,
         )
         self._probe, self._sealed = -1, None
