@@ -3,10 +3,12 @@ two workers holding spout, bolt and acker tasks, tuples between them over ZeroMQ
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from examples.word_count import SENTENCES, SentenceSpout, SplitSentence, WordCount
-from sparkstorm import Config, Fields, TopologyBuilder, run
+from sparkstorm import Config, Fields, SparkStormError, TopologyBuilder, run
 from tests.continuous.components import (
     FailFirstOfEveryFifth,
     ForgetsSeven,
@@ -133,3 +135,15 @@ def test_a_call_that_blocks_in_a_worker_is_reported_by_the_driver(spark, caplog)
     assert "execute() of bolt 'slow' task" in blocked[0]
     assert "in continuous worker" in blocked[0]
     assert "components.py" in blocked[0]  # the user's frame: where it blocks
+
+
+def test_more_workers_than_task_slots_is_refused_at_once(spark):
+    """A barrier stage waits for all its slots: on local[2], three workers never start."""
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", NumberSpout(10))
+    builder.set_bolt("in_order", InOrder(), 3).shuffle_grouping("numbers")
+    conf = continuous(**{"sparkstorm.spark.partitions": 3})
+    started = time.monotonic()
+    with pytest.raises(SparkStormError, match=r"needs 3 task slots .* local\[2\] has 2"):
+        run(builder.create_topology(), conf, engine="spark", spark=spark)
+    assert time.monotonic() - started < 10

@@ -222,7 +222,11 @@ class ContinuousEngine:
             keys=keys,
             replays=replays,
         )
-        self._launch()
+        try:
+            self._launch()
+        except BaseException:
+            self.close()
+            raise
 
     def restart(self, replays: Sources | None = None) -> None:
         """Start every worker again, after the stage was lost (a worker died).

@@ -12,11 +12,14 @@ UI shows it as one job and a stop can cancel it.
 from __future__ import annotations
 
 import logging
+import os
+import re
 import threading
 from pathlib import Path
 from typing import Any
 
 from sparkstorm.engines.continuous.driver import WorkerSetup, run_worker
+from sparkstorm.errors import SparkStormError
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +38,36 @@ def _worker_body(setup: WorkerSetup, loopback: bool) -> Any:
         return iter([])
 
     return body
+
+
+def local_slots(master: str) -> int | None:
+    """Task slots of a ``local[N]``, ``local[*]`` or ``local-cluster[E,C,M]`` master, else None."""
+    if master == "local":
+        return 1
+    found = re.fullmatch(r"local\[(\*|\d+)(?:,\s*\d+)?\]", master)
+    if found:
+        return os.cpu_count() or 1 if found.group(1) == "*" else int(found.group(1))
+    found = re.fullmatch(r"local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]", master)
+    return int(found.group(1)) * int(found.group(2)) if found else None
+
+
+def _check_can_run(context: Any, master: str, workers: int) -> None:
+    conf = context.getConf()
+    if conf.get("spark.dynamicAllocation.enabled", "false").lower() == "true":
+        msg = (
+            "the continuous mode runs its workers as one barrier stage, which Spark refuses "
+            "under dynamic allocation: set spark.dynamicAllocation.enabled=false for this "
+            "application, or use sparkstorm.spark.mode=superstep"
+        )
+        raise SparkStormError(msg)
+    slots = local_slots(master)
+    if slots is not None and workers > slots:
+        msg = (
+            f"the continuous mode needs {workers} task slots at once (one per worker: "
+            f"sparkstorm.spark.partitions) and master {master} has {slots}; ask for at most "
+            f"{slots} partitions, or run on more cores"
+        )
+        raise SparkStormError(msg)
 
 
 class BarrierLauncher:
@@ -69,9 +102,15 @@ class BarrierLauncher:
         return self.master.startswith("local")
 
     def launch(self, setup: WorkerSetup) -> None:
-        """Submit the stage from a thread; the thread ends when the workers do."""
-        self._failure = None
+        """Submit the stage from a thread; the thread ends when the workers do.
+
+        Refuses at once what a barrier stage would wait on or fail with much later:
+        dynamic allocation, and (on a local master, whose slots are known) more workers
+        than task slots.
+        """
         context = self.spark.sparkContext
+        _check_can_run(context, self.master, setup.workers)
+        self._failure = None
         rdd = context.parallelize(range(setup.workers), setup.workers)
         stage = rdd.barrier().mapPartitions(_worker_body(setup, self.loopback))
 
