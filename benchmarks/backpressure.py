@@ -80,8 +80,8 @@ def measure(spark: Any, mode: str, secs: float) -> dict[str, Any]:
     builder.set_bolt("slow", SlowBolt()).shuffle_grouping("fast")
     conf = Config()
     engine = "local" if mode == "local" else "spark"
-    if mode == "continuous":
-        conf[Config.SPARKSTORM_SPARK_MODE] = "continuous"
+    if engine == "spark":
+        conf[Config.SPARKSTORM_SPARK_MODE] = "continuous" if mode == "continuous" else "superstep"
     samples: list[tuple[float, int]] = []
     stop = threading.Event()
     started = time.monotonic()

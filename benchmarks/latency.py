@@ -82,9 +82,9 @@ def steady_run(spark: Any, engine: str, rate: float, secs: float) -> dict[str, f
     builder.set_bolt("count", WordCount(), 2).fields_grouping("split", Fields("word"))
     conf = Config()
     conf.set_num_ackers(1)
-    if engine == "continuous":
-        conf[Config.SPARKSTORM_SPARK_MODE] = "continuous"
     name = "local" if engine == "local" else "spark"
+    if name == "spark":
+        conf[Config.SPARKSTORM_SPARK_MODE] = "continuous" if engine == "continuous" else "superstep"
     result = run(
         builder.create_topology(),
         conf,

@@ -31,6 +31,7 @@ def compare(spark: Any, sentences: list[str], rounds: int) -> list[str]:
         for hops in (0, HOPS):
             topology, conf = build(sentences)
             conf[Config.SPARKSTORM_SUPERSTEP_HOPS] = hops
+            conf[Config.SPARKSTORM_SPARK_MODE] = "superstep"
             result = run(topology, conf, engine="spark", spark=spark)
             stats, profile = result.stats, result.profile
             assert stats["sentences"]["acked"] == len(sentences), stats["sentences"]

@@ -245,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--mode",
         choices=["superstep", "continuous"],
         default=None,
-        help="the Spark engine's execution mode (sparkstorm.spark.mode; default superstep)",
+        help="the Spark engine's execution mode (sparkstorm.spark.mode; default continuous)",
     )
     stop = run.add_mutually_exclusive_group()
     stop.add_argument("--duration", type=_seconds, default=None, metavar="SECONDS")

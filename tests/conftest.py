@@ -53,10 +53,11 @@ def cluster_factory(request: pytest.FixtureRequest):
 
     def make(engine: str, simulated_time: bool = True) -> LocalCluster:
         spark = request.getfixturevalue("spark") if engine in ("spark", "continuous") else None
-        if engine == "continuous":  # the Spark engine's continuous mode
-            cluster = LocalCluster("spark", simulated_time, spark=spark, mode="continuous")
-        else:
-            cluster = LocalCluster(engine=engine, simulated_time=simulated_time, spark=spark)
+        if engine == "local":
+            cluster = LocalCluster(engine="local", simulated_time=simulated_time)
+        else:  # "spark": the Spark engine's superstep mode; "continuous": its continuous mode
+            mode = "continuous" if engine == "continuous" else "superstep"
+            cluster = LocalCluster("spark", simulated_time, spark=spark, mode=mode)
         request.addfinalizer(cluster.shutdown)
         return cluster
 
@@ -68,8 +69,9 @@ def run_on(engine: str, topology, conf=None, spark=None, **options):
     from sparkstorm import run
 
     conf = dict(conf or {})
-    if engine == "continuous":  # the Spark engine's continuous mode
-        engine, conf["sparkstorm.spark.mode"] = "spark", "continuous"
+    if engine != "local":  # the Spark engine's two modes
+        conf["sparkstorm.spark.mode"] = "continuous" if engine == "continuous" else "superstep"
+        engine = "spark"
     return run(topology, conf, engine, spark, **options)
 
 

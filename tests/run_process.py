@@ -37,7 +37,11 @@ class RunProcess:
             "local" if engine == "local" else "spark",
             "--quiet",
             *(["--master", "local[2]", "--no-spark-ui"] if engine != "local" else []),
-            *(["--mode", "continuous"] if engine == "continuous" else []),
+            *(
+                ["--mode", "continuous" if engine == "continuous" else "superstep"]
+                if engine != "local"
+                else []
+            ),
             *args,
         ]
         with self.out.open("w") as out:

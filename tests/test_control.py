@@ -12,11 +12,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from sparkstorm import run
 from sparkstorm.control import registry
 from sparkstorm.control.api import Control
 from sparkstorm.control.server import ControlServer
 from tests.cli_topologies import steady, steady_stateful
+from tests.conftest import run_on
 from tests.test_cli import sparkstorm
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,10 +42,10 @@ class Running:
         def target():
             try:
                 topology, conf = make()
-                self.result = run(
+                self.result = run_on(
+                    engine,
                     topology,
                     conf,
-                    engine,
                     spark,
                     name=name,
                     until_idle=False,

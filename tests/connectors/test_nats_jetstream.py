@@ -17,6 +17,7 @@ from sparkstorm.connectors.nats_jetstream import (
     REASON_HEADER,
     NatsJetStreamSpout,
 )
+from tests.conftest import run_on
 
 pytestmark = pytest.mark.services
 URL = "nats://127.0.0.1:4222"
@@ -105,7 +106,7 @@ def test_every_message_is_acked_or_dead_lettered(names, engine, request):
     topo, conf = topology(
         names, max_retries=2, dead_letter_subject=f"{names}.dead", nak_delay_secs=0.1
     )
-    result = run(topo, conf, engine=engine, spark=spark, until_idle=True)
+    result = run_on(engine, topo, conf, spark, until_idle=True)
     seen = sorted(values[0] for values in result.captured[("check", "default")])
     assert seen == sorted(f"hello {i}" for i in range(100))  # each exactly once
     assert consumer_state(names) == (0, 0)  # nothing left, nothing unacked

@@ -14,6 +14,7 @@ from sparkstorm.connectors.redis_streams import (
     RedisHashBolt,
     RedisStreamSpout,
 )
+from tests.conftest import run_on
 
 pytestmark = pytest.mark.services
 URL = "redis://127.0.0.1:6379/0"
@@ -92,7 +93,7 @@ def test_every_entry_ends_written_or_dead_lettered(client, names, engine, reques
     poison = client.xadd(stream, {"body": "poison"})
     spout = RedisStreamSpout(URL, stream, "g", max_retries=3, dead_letter_stream=dlq)
     spark = request.getfixturevalue("spark") if engine == "spark" else None
-    result = run(*topology(names, spout), engine=engine, spark=spark, until_idle=True)
+    result = run_on(engine, *topology(names, spout), spark, until_idle=True)
     for entry_id in [*ids, flaky]:
         assert client.hgetall(f"{names}:row:{entry_id}")["body"] in {"flaky"} | {
             f"hello {i}" for i in range(200)

@@ -1,21 +1,29 @@
-"""Every example runs as it is, briefly, on every engine, and does what it says."""
+"""Every example runs as it is, briefly, on every engine and mode, and does what it says."""
 
 from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from examples import exclamation, join, rolling_top_words, sliding_window, word_count
-from sparkstorm import Config, run
+from sparkstorm import Config
+from tests.conftest import run_on
+
+
+@pytest.fixture(params=["local", "spark", "continuous"])
+def engine(request: pytest.FixtureRequest) -> str:
+    return request.param
 
 
 def run_example(engine, spark, topology, conf):
-    result = run(topology, conf, engine=engine, spark=spark if engine == "spark" else None)
+    result = run_on(engine, topology, conf, spark)
     assert result.errors == []
     return result
 
 
 def test_word_count(engine, request):
-    spark = request.getfixturevalue("spark") if engine == "spark" else None
+    spark = request.getfixturevalue("spark") if engine != "local" else None
     sentences = word_count.SENTENCES * 40
     topology, conf = word_count.build(sentences)
     conf[Config.SPARKSTORM_CAPTURE] = ["count"]
@@ -30,7 +38,7 @@ def test_word_count(engine, request):
 
 
 def test_exclamation(engine, request):
-    spark = request.getfixturevalue("spark") if engine == "spark" else None
+    spark = request.getfixturevalue("spark") if engine != "local" else None
     result = run_example(engine, spark, *exclamation.topology(200))
     words = [v[0] for v in result.captured[("exclaim2", "default")]]
     assert len(words) == 200
@@ -39,7 +47,7 @@ def test_exclamation(engine, request):
 
 
 def test_rolling_top_words_acks_buffered_tuples_on_ticks(engine, request):
-    spark = request.getfixturevalue("spark") if engine == "spark" else None
+    spark = request.getfixturevalue("spark") if engine != "local" else None
     result = run_example(engine, spark, *rolling_top_words.topology(1000))
     assert (result.stats["words"]["acked"], result.stats["words"]["failed"]) == (1000, 0)
     assert result.stats["counter"]["executed"] > 1000  # the words, plus tick tuples
@@ -48,7 +56,7 @@ def test_rolling_top_words_acks_buffered_tuples_on_ticks(engine, request):
 
 
 def test_join_anchors_to_both_inputs(engine, request):
-    spark = request.getfixturevalue("spark") if engine == "spark" else None
+    spark = request.getfixturevalue("spark") if engine != "local" else None
     result = run_example(engine, spark, *join.topology(50))
     joined = sorted(result.captured[("join", "default")])
     assert joined == [[i, ["male", "female"][i % 2], 18 + i % 42] for i in range(50)]
@@ -57,9 +65,9 @@ def test_join_anchors_to_both_inputs(engine, request):
 
 
 def test_sliding_window_sums_and_averages(engine, request):
-    spark = request.getfixturevalue("spark") if engine == "spark" else None
+    spark = request.getfixturevalue("spark") if engine != "local" else None
     topology, conf = sliding_window.topology()
-    result = run(topology, conf, engine=engine, spark=spark, duration=3)
+    result = run_on(engine, topology, conf, spark, duration=3)
     sums = [v[0] for v in result.captured[("slidingsum", "default")]]
     averages = [v[0] for v in result.captured[("tumblingavg", "default")]]
     assert len(averages) >= 5, "a few windows in 3 s"

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from sparkstorm import Config, Fields, TopologyBuilder, run
+from sparkstorm import Config, Fields, TopologyBuilder
 from sparkstorm.testing import FeederSpout
+from tests.conftest import run_on
 from tests.spark import bolts
 from tests.spark.bolts import Sleepy, SlowPrepare
 
@@ -37,7 +38,7 @@ def topology(secs, timeout=60):
 def test_a_bolt_blocking_in_an_executor_is_reported_by_task_and_where_it_waits(spark, caplog):
     topo, conf, feeder = topology(secs=3)
     with caplog.at_level(logging.WARNING):
-        result = run(topo, conf, engine="spark", spark=spark, until_idle=True)
+        result = run_on("spark", topo, conf, spark, until_idle=True)
     assert sorted(feeder.acked) == [0, 1, 2]  # it came back: the run went on
     reports = [r.getMessage() for r in caplog.records if "has not returned" in r.getMessage()]
     assert len(reports) == 1, reports  # once per blocked call
@@ -60,7 +61,7 @@ def test_a_prepare_blocking_in_an_executor_is_reported_too(spark, caplog):
     builder.set_bolt("slow", SlowPrepare(3)).shuffle_grouping("in")
     conf = Config({Config.SPARKSTORM_WATCHDOG_SECS: 1})
     with caplog.at_level(logging.WARNING):
-        run(builder.create_topology(), conf, engine="spark", spark=spark, until_idle=True)
+        run_on("spark", builder.create_topology(), conf, spark, until_idle=True)
     assert feeder.acked == [0]
     reports = [r.getMessage() for r in caplog.records if "has not returned" in r.getMessage()]
     # once per blocked call: a task prepares once in each Python worker it runs in
@@ -86,7 +87,7 @@ def test_the_first_ctrl_c_cancels_a_superstep_a_bolt_blocks(spark):
 
     threading.Thread(target=interrupt_once_blocked, daemon=True).start()
     started = time.monotonic()
-    result = run(topo, conf, engine="spark", spark=spark, on_start=runtimes.append)
+    result = run_on("spark", topo, conf, spark, on_start=runtimes.append)
     assert time.monotonic() - started < 60  # not the bolt's 600 s
     assert result.interrupted
     messages = [e.message for e in result.errors]

@@ -25,7 +25,9 @@ def outcomes(engine, spec, spark, pipeline=True, hops=None):
     conf[Config.SPARKSTORM_SPARK_PARTITIONS] = PARTITIONS
     if hops is not None:
         conf[Config.SPARKSTORM_SUPERSTEP_HOPS] = hops
-    with LocalCluster(engine=engine, spark=spark) as cluster:
+    with LocalCluster(
+        engine, spark=spark, mode="superstep" if engine == "spark" else None
+    ) as cluster:
         cluster.submit_topology("dag", conf, topology)
         for msg_id in range(spec["messages"]):
             feeder.feed([f"m{msg_id}"], msg_id)

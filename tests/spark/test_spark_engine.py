@@ -11,6 +11,7 @@ import pytest
 
 from sparkstorm import ComponentStateError, Config, Fields, TopologyBuilder
 from sparkstorm.testing import FeederSpout
+from tests.conftest import run_on
 from tests.scenarios.bolts import Ack, Identity
 from tests.spark.bolts import BigStateBolt, ClientBolt, CountAndHold, LeakyClientBolt, PidBolt
 
@@ -270,11 +271,10 @@ def job_descriptions(spark) -> list[str]:
 
 def test_every_job_names_its_topology_and_superstep(spark):
     from examples.word_count import build, generated_sentences
-    from sparkstorm import run
 
     topology, conf = build(generated_sentences(300), parallelism=1)
     adaptive = spark.conf.get("spark.sql.adaptive.enabled")
-    result = run(topology, conf, engine="spark", spark=spark, name="described")
+    result = run_on("spark", topology, conf, spark, name="described")
     assert result.stats["sentences"]["acked"] == 300
     assert spark.conf.get("spark.sql.adaptive.enabled") == adaptive  # the session's again
     mine = [d for d in job_descriptions(spark) if d.startswith("sparkstorm described")]
@@ -288,7 +288,6 @@ def test_tasks_stay_put_prepare_once_per_worker_and_share_resources(spark, engin
     """Tasks move between Python workers from superstep to superstep; a worker that held
     a task before lays the newer state over its instance instead of preparing again."""
     from examples.word_count import SentenceSpout
-    from sparkstorm import run
     from tests.spark.bolts import StayPutBolt
 
     n = 600
@@ -298,7 +297,7 @@ def test_tasks_stay_put_prepare_once_per_worker_and_share_resources(spark, engin
     conf = Config()
     conf[Config.SPARKSTORM_SPOUT_BATCH] = 15  # 40 supersteps and more
     conf[Config.SPARKSTORM_CAPTURE] = ["stay"]
-    result = run(builder.create_topology(), conf, engine=engine_name, spark=spark)
+    result = run_on(engine_name, builder.create_topology(), conf, spark)
     rows = result.captured[("stay", "default")]
     assert len(rows) == n and result.supersteps >= 40
     pids = {pid for pid, *_ in rows}
@@ -321,7 +320,6 @@ def test_tasks_stay_put_prepare_once_per_worker_and_share_resources(spark, engin
 
 def test_an_until_idle_run_ends_though_a_bolt_ticks_faster_than_a_superstep(spark):
     """Tick-only supersteps keep Spark busy, but a run whose tuples are all done is idle."""
-    from sparkstorm import run
     from tests.state.topology import ReplayingSpout, sentences
 
     builder = TopologyBuilder()
@@ -330,7 +328,7 @@ def test_an_until_idle_run_ends_though_a_bolt_ticks_faster_than_a_superstep(spar
         Config.TOPOLOGY_TICK_TUPLE_FREQ_SECS, 0.01
     )
     topology = builder.create_topology()
-    result = run(topology, engine="spark", spark=spark, until_idle=True, duration=20)
+    result = run_on("spark", topology, None, spark, until_idle=True, duration=20)
     assert result.stats["in"]["acked"] == 20
     assert result.stats["ack"]["executed"] > 20  # the ticks did run
     assert result.elapsed_secs < 15  # ended idle, not at the duration
