@@ -3,6 +3,8 @@
     python -m benchmarks.state [--sizes 1000,100000,1000000] [--changed 1000]
                                [--intervals 100,300,1000,3000] [--engine local] [--save]
 
+``--engine`` is ``local``, ``spark`` (the superstep mode) or ``continuous``.
+
 One task's ``KeyValueState`` is filled with N keys and committed; then each of 20
 checkpoints changes ``--changed`` keys and is staged, marked and folded in (what a
 checkpoint does for one task, without the engine's drain). Reported per provider:
@@ -130,8 +132,11 @@ def word_count(
             "key_prefix": prefix,
         }
         conf["topology.state.checkpoint.interval.ms"] = interval_ms
+    if engine != "local":  # the Spark engine's two modes
+        conf[Config.SPARKSTORM_SPARK_MODE] = "continuous" if engine == "continuous" else "superstep"
     name = f"interval-{uuid.uuid4().hex[:8]}"
-    result = run(builder.create_topology(), conf, engine=engine, name=name, spark_ui=False)
+    on = "local" if engine == "local" else "spark"
+    result = run(builder.create_topology(), conf, engine=on, name=name, spark_ui=False)
     stats = result.stats
     assert stats["sentences"]["acked"] == len(sentences), stats["sentences"]
     tuples = stats["split"]["executed"] + stats["count"]["executed"]
@@ -181,7 +186,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,100000,1000000")
     parser.add_argument("--changed", type=int, default=1000)
     parser.add_argument("--intervals", default="100,300,1000,3000")
-    parser.add_argument("--engine", default="local", choices=["local", "spark"])
+    parser.add_argument("--engine", default="local", choices=["local", "spark", "continuous"])
     parser.add_argument("--save", action="store_true")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else []

@@ -104,6 +104,7 @@ def sparkstorm_run(
         "profile": result.profile,
         "acker_secs": acker["executed"] * acker["execute_latency_ms"] / 1000,
         "driver_share": used["driver"] / max(1e-9, sum(used.values())),
+        "cpu": used,
     }
 
 
