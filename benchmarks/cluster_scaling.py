@@ -24,6 +24,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from benchmarks.report import report
@@ -39,7 +40,9 @@ def one(master: str, sentences: int) -> dict[str, Any]:
     from sparkstorm.engines.spark import create_session
 
     started = time.perf_counter()
-    spark = create_session(master, {"spark.executor.memory": "900m"}, ui=False)
+    root = str(Path(__file__).resolve().parents[1])  # the examples' module, in executors too
+    settings = {"spark.executor.memory": "900m", "spark.executorEnv.PYTHONPATH": root}
+    spark = create_session(master, settings, ui=False)
     spark.sparkContext.setLogLevel("ERROR")
     executors = WORKERS[master] if master.startswith("local-cluster") else 0
     status = spark.sparkContext._jsc.sc().getExecutorMemoryStatus  # driver included

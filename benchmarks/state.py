@@ -194,7 +194,7 @@ def main() -> None:
     lines = measure(sizes, args.changed) if sizes else []
     if intervals:
         lines += against_interval(args.engine, intervals)
-    report("state", lines, args.save)
+    report("state" if args.engine == "local" else f"state-{args.engine}", lines, args.save)
 
 
 if __name__ == "__main__":

@@ -36,18 +36,24 @@ def make_continuous_engine(
 ) -> ContinuousEngine:
     """The Spark engine in its continuous mode, on ``spark`` or a session made on ``master``.
 
-    One worker per ``sparkstorm.spark.partitions`` (default: Spark's default
-    parallelism), each a task of one barrier stage.
+    One worker per ``sparkstorm.spark.partitions`` (default: the task slots of a local or
+    local-cluster master, else Spark's default parallelism), each a task of one barrier
+    stage.
     """
     import uuid
 
     from sparkstorm.config import SPARKSTORM_SPARK_PARTITIONS, spark_settings
     from sparkstorm.engines.continuous.driver import ContinuousEngine
-    from sparkstorm.engines.spark.continuous import BarrierLauncher
+    from sparkstorm.engines.spark.continuous import BarrierLauncher, local_slots
     from sparkstorm.engines.spark.session import create_session, driver_host
 
     session = spark or create_session(master or "local[*]", spark_settings(conf), ui=spark_ui)
-    workers = conf[SPARKSTORM_SPARK_PARTITIONS] or session.sparkContext.defaultParallelism
+    context = session.sparkContext
+    workers = (
+        conf[SPARKSTORM_SPARK_PARTITIONS]
+        or local_slots(context.master)
+        or context.defaultParallelism
+    )
     launcher = BarrierLauncher(session, uuid.uuid4().hex)
     host = "127.0.0.1" if launcher.loopback else driver_host(session)
     return ContinuousEngine(launcher, host, workers)
