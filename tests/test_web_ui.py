@@ -201,16 +201,9 @@ def test_the_page_shows_a_stateful_topologys_checkpoints(browser):
         live.thread.join(60)
 
 
-def continuous_stateful():
-    """:func:`steady_stateful` in the Spark engine's continuous mode."""
-    topology, conf = steady_stateful()
-    conf["sparkstorm.spark.mode"] = "continuous"
-    return topology, conf
-
-
 def test_the_page_shows_the_continuous_workers_and_their_checkpoints(browser, spark):
     """Which tasks each worker holds, and its queue; checkpoints taken across workers."""
-    live = Running("spark", spark, "web-workers", make=continuous_stateful)
+    live = Running("continuous", spark, "web-workers", make=steady_stateful)
     try:
         live.until(
             lambda: live.get("/summary")["topologies"][0]["checkpoints"]["commits"] > 0, "a commit"

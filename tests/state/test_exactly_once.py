@@ -152,7 +152,8 @@ def test_a_superstep_lost_as_a_checkpoint_commits_does_not_count_twice(spark, tm
 
     items, name, flag = sentences(120), f"lost-{uuid.uuid4().hex[:8]}", tmp_path / "crashed"
     provider = ("directory", {"path": str(tmp_path / "state")})
-    result = run(build_crashing(items, str(flag)), conf_for(provider), spark=spark, name=name)
+    conf = conf_for(provider)
+    result = run_on("spark", build_crashing(items, str(flag)), conf, spark, name=name)
     assert flag.exists(), "no worker crashed on a commit"
     assert any("lost" in e.message for e in result.errors if e.component == "__system")
     assert result.stats["sentences"]["acked"] == len(items)
