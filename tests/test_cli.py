@@ -251,3 +251,58 @@ def test_duration_stops_the_run_and_fails_pending_with_shutdown():
     assert not result.interrupted and 3.5 <= result.elapsed_secs < 30
     assert spout["acked"] > 0 and spout["fail_reasons"] == {"shutdown": spout["failed"]}
     assert spout["acked"] + spout["failed"] == spout["emitted"]
+
+
+RAISING = """
+from sparkstorm import Bolt, Fields, Spout, TopologyBuilder
+
+UNTIL_IDLE = True
+
+
+class Three(Spout):
+    def open(self, conf, context, collector):
+        self.collector, self.left = collector, [1, 2, 3]
+
+    def next_tuple(self):
+        if self.left:
+            n = self.left.pop()
+            self.collector.emit([n], msg_id=n)
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("n"))
+
+
+class Picky(Bolt):
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+
+    def execute(self, tup):
+        if tup[0] == 2:
+            raise ValueError("two is not wanted here")
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer):
+        pass
+
+
+def topology():
+    builder = TopologyBuilder()
+    builder.set_spout("three", Three())
+    builder.set_bolt("picky", Picky()).shuffle_grouping("three")
+    return builder.create_topology()
+"""
+
+
+@pytest.mark.parametrize("mode", ["local", "superstep", "continuous"])
+def test_a_raising_bolt_s_traceback_names_the_users_file_line_and_source(mode, tmp_path):
+    """Copies of components are made by pickling; their code keeps the user's file name,
+    so the traceback shows the file, the line and the line's source, on every engine."""
+    path = tmp_path / "picky.py"
+    path.write_text(RAISING)
+    spark = ["--mode", mode, "--master", "local[2]", "--no-spark-ui"]
+    proc = sparkstorm("run", str(path), *(["--engine", "local"] if mode == "local" else spark))
+    assert proc.returncode == 1, proc.stderr[-3000:]  # a tree failed with the error
+    line = RAISING.splitlines().index('            raise ValueError("two is not wanted here")')
+    assert f'File "{path}", line {line + 1}, in execute' in proc.stderr, proc.stderr[-3000:]
+    assert 'raise ValueError("two is not wanted here")' in proc.stderr
+    assert "<dynamic-code>" not in proc.stderr

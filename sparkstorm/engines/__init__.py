@@ -49,11 +49,8 @@ def make_continuous_engine(
 
     session = spark or create_session(master or "local[*]", spark_settings(conf), ui=spark_ui)
     context = session.sparkContext
-    workers = (
-        conf[SPARKSTORM_SPARK_PARTITIONS]
-        or local_slots(context.master)
-        or context.defaultParallelism
-    )
+    slots = local_slots(str(context.master)) or context.defaultParallelism
+    workers = conf[SPARKSTORM_SPARK_PARTITIONS] or slots
     launcher = BarrierLauncher(session, uuid.uuid4().hex)
     host = "127.0.0.1" if launcher.loopback else driver_host(session)
     return ContinuousEngine(launcher, host, workers)

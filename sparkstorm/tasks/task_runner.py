@@ -13,8 +13,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import cloudpickle
-
 from sparkstorm._types import FailReason
 from sparkstorm.config import TOPOLOGY_DEBUG
 from sparkstorm.errors import ComponentStateError, FailedException, ReportedFailedException
@@ -23,6 +21,7 @@ from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollec
 from sparkstorm.reliability.debug import note_bolt_calls
 from sparkstorm.reliability.ids import id_source
 from sparkstorm.tasks.metrics import TaskStats
+from sparkstorm.tasks.pickling import dumps
 from sparkstorm.tasks.stateful import (
     StatefulBoltExecutor,
     StatefulOutputCollector,
@@ -51,7 +50,7 @@ def copy_component(obj: Component, component_id: str) -> Any:
         ``open``/``prepare`` instead of ``__init__``.
     """
     try:
-        return pickle.loads(cloudpickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL))
+        return pickle.loads(dumps(obj))
     except Exception as exc:
         msg = (
             f"component {component_id!r} ({type(obj).__name__}) cannot be copied to its "

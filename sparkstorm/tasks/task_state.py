@@ -12,12 +12,11 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
-import cloudpickle
-
 from sparkstorm.errors import ComponentStateError
 from sparkstorm.reliability.collectors import BasicOutputCollector
 from sparkstorm.state.key_value import KeyValueState
 from sparkstorm.tasks.metrics import TaskStats
+from sparkstorm.tasks.pickling import dumps
 from sparkstorm.tasks.stateful import StatefulBoltExecutor
 from sparkstorm.tasks.task_runner import BasicBoltExecutor, BoltTask
 from sparkstorm.tasks.windowed import (
@@ -89,8 +88,7 @@ def snapshot(task: BoltTask) -> bytes:
 def _cloudpickled(task: BoltTask, state: dict[str, Any]) -> bytes:
     """``state`` pickled by value (classes from ``__main__``...), or the attribute at fault."""
     try:
-        data: bytes = cloudpickle.dumps(state, protocol=5)
-        return data
+        return dumps(state)
     except Exception as exc:
         name = _culprit(state)
         msg = (
@@ -105,7 +103,7 @@ def _cloudpickled(task: BoltTask, state: dict[str, Any]) -> bytes:
 def _culprit(state: dict[str, Any]) -> str:
     for name, value in state.items():
         try:
-            cloudpickle.dumps(value)
+            dumps(value)
         except Exception:
             return name
     return "?"

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -35,8 +35,10 @@ from sparkstorm.engines.continuous.worker import (
     Worker,
     WorkerReport,
 )
+from sparkstorm.engines.user_code import add_paths, user_paths
 from sparkstorm.errors import SparkStormError
 from sparkstorm.state.stores import Sources
+from sparkstorm.tasks.pickling import dumps
 from sparkstorm.tasks.task_runner import copy_component
 from sparkstorm.tasks.watchdog import Watchdog, blocked_message, users_stack
 from sparkstorm.topology.plan import Plan
@@ -64,6 +66,8 @@ class WorkerSetup:
     """How many times the stage was started before (ids differ per attempt)."""
     simulated: bool = False
     """Whether time moves only when the driver says so."""
+    paths: list[str] = field(default_factory=list)
+    """The driver's import folders that are not installed packages' (``user_code``)."""
     keys: RunKeys | None = None
     """The run's CURVE keys (see ``security``); None only in tests of the protocol."""
     replays: Sources | None = None
@@ -100,6 +104,7 @@ def run_worker(setup: WorkerSetup, index: int, host: str, exchange: Any) -> None
     ``exchange(address)`` returns every worker's address, by index (Spark's
     ``BarrierTaskContext.allGather``). A watchdog reports a user call that blocks.
     """
+    add_paths(setup.paths)  # before the plan: its classes may come from the user's folders
     plan: Plan = cloudpickle.loads(setup.plan_bytes)
     context: zmq.Context[Any] = zmq.Context()
     gate = Gate(context, setup.keys) if setup.keys is not None else None
@@ -213,12 +218,13 @@ class ContinuousEngine:
         port = self._router.bind_to_random_port(f"tcp://{self.host}")
         control = f"tcp://{self.host}:{port}"
         self._setup = WorkerSetup(
-            cloudpickle.dumps(plan, protocol=5),
+            dumps(plan),
             seed,
             epoch,
             control,
             self.workers,
             simulated=simulated,
+            paths=user_paths(),
             keys=keys,
             replays=replays,
         )

@@ -28,7 +28,6 @@ from functools import partial, reduce
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-import cloudpickle
 import pyarrow as pa
 
 from sparkstorm.config import (
@@ -54,9 +53,11 @@ from sparkstorm.engines.rows import (
 from sparkstorm.engines.spark.blocked_calls import BlockedCall, BlockedCallListener
 from sparkstorm.engines.spark.executor import CLEANUP_SUPERSTEP, run_partition
 from sparkstorm.engines.spark.session import create_session
+from sparkstorm.engines.user_code import user_paths
 from sparkstorm.engines.wire import PartitionReport, StepResult
 from sparkstorm.errors import ComponentStateError, InvalidTopologyError, SparkStormError
 from sparkstorm.reliability.base_collector import ReportedError
+from sparkstorm.tasks.pickling import dumps
 from sparkstorm.tasks.task_runner import copy_component
 from sparkstorm.tasks.watchdog import blocked_message
 from sparkstorm.topology.plan import Plan
@@ -138,7 +139,7 @@ class SparkEngine:
             copy_component(bolt.obj, bolt.component_id)
         self._listener = BlockedCallListener(self._listen_host(), self.run_id, self._on_blocked)
         self._watch = (*self._listener.address, plan.conf[SPARKSTORM_WATCHDOG_SECS])
-        payload = cloudpickle.dumps((plan.for_executors(), seed), protocol=5)
+        payload = (user_paths(), dumps((plan.for_executors(), seed)))
         self._plan_bytes = self.spark.sparkContext.broadcast(payload)
 
     def _listen_host(self) -> str:

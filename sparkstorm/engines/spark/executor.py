@@ -45,6 +45,7 @@ from sparkstorm.engines.rows import (
     to_batch,
 )
 from sparkstorm.engines.spark.blocked_calls import BlockedCall, send_report
+from sparkstorm.engines.user_code import add_paths
 from sparkstorm.engines.wire import Captured, PartitionReport
 from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.tasks.gc_tuning import fewer_collections
@@ -126,7 +127,9 @@ class _Inbox:
 
 def _worker_plan(run_id: str, plan_bytes: Any) -> tuple[Plan, RowCodec, int]:
     if run_id not in _PLANS:
-        plan, seed = pickle.loads(plan_bytes.value)
+        paths, payload = plan_bytes.value  # the driver's folders first: the plan needs them
+        add_paths(paths)
+        plan, seed = pickle.loads(payload)
         _PLANS[run_id] = (plan, RowCodec(plan), seed)
         while len(_PLANS) > 4:
             _forget(_PLANS.popitem(last=False)[0])
