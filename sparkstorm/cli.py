@@ -29,6 +29,7 @@ import cloudpickle
 from rich.console import Console
 from rich.live import Live
 
+from sparkstorm import __version__
 from sparkstorm.config import SPARK_PREFIX, check_key, check_value, parse_value, resolve
 from sparkstorm.errors import InvalidTopologyError, RunAborted, SparkStormError
 from sparkstorm.topology.builder import Topology
@@ -236,6 +237,7 @@ def check_options(args: argparse.Namespace, conf: dict[str, Any]) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``sparkstorm``."""
     parser = argparse.ArgumentParser(prog="sparkstorm", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"sparkstorm {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a topology")
     run.add_argument("target", help="FILE_OR_MODULE[:ATTR]")

@@ -306,3 +306,14 @@ def test_a_raising_bolt_s_traceback_names_the_users_file_line_and_source(mode, t
     assert f'File "{path}", line {line + 1}, in execute' in proc.stderr, proc.stderr[-3000:]
     assert 'raise ValueError("two is not wanted here")' in proc.stderr
     assert "<dynamic-code>" not in proc.stderr
+
+
+def test_version_and_python_dash_m_sparkstorm():
+    import sparkstorm as package
+
+    assert sparkstorm("--version").stdout.strip() == f"sparkstorm {package.__version__}"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "sparkstorm", "--version"], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0 and done.stdout.strip() == f"sparkstorm {package.__version__}"

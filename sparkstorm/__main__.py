@@ -1,0 +1,7 @@
+"""``python -m sparkstorm``: the ``sparkstorm`` command."""
+
+import sys
+
+from sparkstorm.cli import main
+
+sys.exit(main())
