@@ -1,6 +1,13 @@
 """Sentences from RabbitMQ -> split -> count -> PostgreSQL, at-least-once end to end.
 
     python examples/rabbitmq_word_count.py --publish 1000 --fail-rate 0.1
+    sparkstorm run examples/rabbitmq_word_count.py     # consume what is in the queue
+
+Needs the connectors' packages (``pip install -e '.[connectors]'``), RabbitMQ on
+127.0.0.1:5672 (guest/guest) and PostgreSQL on 127.0.0.1:5432; the first form publishes
+sentences first, the second runs the topology on the queue's messages as a stream
+(Ctrl-C stops it). ``SPARKSTORM_EXAMPLE_QUEUE`` and ``SPARKSTORM_EXAMPLE_TABLE`` name
+another queue and table.
 
 Each message body is ``"<sentence id>|<sentence>"``. A message is acked to RabbitMQ only
 when its words' counts are committed to PostgreSQL; ``--fail-rate`` makes the split bolt
@@ -12,6 +19,7 @@ keeps the largest count per word, so replays never inflate the result.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
 
@@ -21,6 +29,8 @@ from sparkstorm.connectors.rabbitmq import RabbitMQSpout
 
 URL = "amqp://guest:guest@127.0.0.1:5672/%2F"
 DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
+QUEUE = os.environ.get("SPARKSTORM_EXAMPLE_QUEUE", "sparkstorm-sentences")
+TABLE = os.environ.get("SPARKSTORM_EXAMPLE_TABLE", "sparkstorm_word_counts")
 
 
 class SplitSentence(Bolt):
@@ -104,6 +114,12 @@ def build(
     return builder.create_topology(), conf
 
 
+def topology():
+    """The topology on the default queue and table (``sparkstorm run`` calls this)."""
+    create_table(DSN, TABLE)
+    return build(URL, QUEUE, DSN, TABLE)
+
+
 def publish(url: str, queue: str, sentences: list[str]) -> None:
     import pika
 
@@ -120,9 +136,9 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--url", default=URL)
-    parser.add_argument("--queue", default="sparkstorm-sentences")
+    parser.add_argument("--queue", default=QUEUE)
     parser.add_argument("--dsn", default=DSN)
-    parser.add_argument("--table", default="sparkstorm_word_counts")
+    parser.add_argument("--table", default=TABLE)
     parser.add_argument("--publish", type=int, default=0, help="publish N sentences first")
     parser.add_argument("--fail-rate", type=float, default=0.0)
     parser.add_argument("--engine", default="spark", choices=["spark", "local"])

@@ -24,10 +24,15 @@ from collections import deque
 from concurrent.futures import Future
 from typing import Any
 
-import nats
-import nats.errors
-from nats.js.api import AckPolicy, ConsumerConfig
-from nats.js.client import JetStreamContext
+from sparkstorm.connectors.extra import missing_extra
+
+try:
+    import nats
+    import nats.errors
+    from nats.js.api import AckPolicy, ConsumerConfig
+    from nats.js.client import JetStreamContext
+except ModuleNotFoundError as missing:  # the connectors extra is not installed
+    raise missing_extra(missing, "NATS JetStream connector") from None
 
 from sparkstorm._types import FailReason, counts_as_attempt
 from sparkstorm.config import TOPOLOGY_MAX_SPOUT_PENDING, TOPOLOGY_MESSAGE_TIMEOUT_SECS

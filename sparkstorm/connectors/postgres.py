@@ -18,8 +18,13 @@ from __future__ import annotations
 import logging
 from typing import Any, ClassVar
 
-import psycopg
-from psycopg import sql
+from sparkstorm.connectors.extra import missing_extra
+
+try:
+    import psycopg
+    from psycopg import sql
+except ModuleNotFoundError as missing:  # the connectors extra is not installed
+    raise missing_extra(missing, "PostgreSQL connector") from None
 
 from sparkstorm.connectors.batching import BatchingSink
 from sparkstorm.reliability.collectors import OutputCollector

@@ -32,8 +32,13 @@ import time
 from collections import deque
 from typing import Any
 
-import pika
-import pika.exceptions
+from sparkstorm.connectors.extra import missing_extra
+
+try:
+    import pika
+    import pika.exceptions
+except ModuleNotFoundError as missing:  # the connectors extra is not installed
+    raise missing_extra(missing, "RabbitMQ connector") from None
 
 from sparkstorm._types import FailReason, counts_as_attempt
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
