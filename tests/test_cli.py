@@ -317,3 +317,38 @@ def test_version_and_python_dash_m_sparkstorm():
         [sys.executable, "-m", "sparkstorm", "--version"], capture_output=True, text=True, env=env
     )
     assert done.returncode == 0 and done.stdout.strip() == f"sparkstorm {package.__version__}"
+
+
+def listening_addresses(port: int) -> set[str]:
+    """The local addresses (hex, as /proc shows them) with a socket listening on ``port``."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, hex_port = local.rsplit(":", 1)
+            if int(hex_port, 16) == port and state == "0A":  # LISTEN
+                found.add(address)
+    return found
+
+
+def test_the_spark_ui_of_a_local_run_listens_on_loopback_only():
+    """As sparkstorm's own page does; Spark binds to every interface unless told."""
+    proc = start(f"{TOPOLOGIES}:steady", "--duration", "8")
+    try:
+        for line in proc.stdout:
+            if line.startswith("Spark UI: http://"):
+                port = int(line.split()[-1].rsplit(":", 1)[1].strip("/"))
+                break
+        else:
+            msg = f"no Spark UI line: {proc.stderr.read()[-2000:]}"
+            raise AssertionError(msg)
+        addresses = listening_addresses(port)
+        loopback = {
+            "0100007F",
+            "0000000000000000FFFF00000100007F",
+            "00000000000000000000000001000000",
+        }
+        assert addresses and addresses <= loopback, addresses
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)

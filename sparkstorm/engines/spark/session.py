@@ -104,8 +104,10 @@ def create_session(
     """A SparkSession for sparkstorm: the given master, reused Python workers, quiet logs.
 
     The Spark UI runs on a free port (``spark.sparkContext.uiWebUrl`` says where) unless
-    ``ui`` is False; ``conf`` (any ``spark.*`` setting) goes over these defaults. Workers
-    run this interpreter unless ``PYSPARK_PYTHON`` says otherwise.
+    ``ui`` is False; on a local master it listens on loopback only, as sparkstorm's own
+    page does (Spark binds its UI to ``SPARK_LOCAL_IP``, else to every interface).
+    ``conf`` (any ``spark.*`` setting) goes over these defaults. Workers run this
+    interpreter unless ``PYSPARK_PYTHON`` says otherwise.
     """
     check_java()
     check_master(master)
@@ -125,6 +127,8 @@ def create_session(
     settings = dict(conf or {})
     log_file = None
     if SparkContext._active_spark_context is None:  # the JVM starts here: its log goes to a file
+        if master.startswith("local"):
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         log_file = _log_file()
         java_options = f"-Dlog4j2.configurationFile={_log_config(log_file)}"
         given = settings.get("spark.driver.extraJavaOptions")
