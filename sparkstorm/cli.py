@@ -16,6 +16,7 @@ import logging
 import math
 import os
 import sys
+import time
 import traceback
 import urllib.error
 import urllib.request
@@ -513,7 +514,7 @@ def _callbacks(console: Console, name: str) -> dict[str, Any]:
         if pending:
             console.print(
                 f"stopping: waiting up to {drain_secs:g}s for {pending:,} pending tuple "
-                f"trees to complete (Ctrl-C again to abort)"
+                f"trees to complete (a second Ctrl-C or SIGTERM stops at once)"
             )
 
     return {"on_start": started, "on_stopping": stopping}
@@ -539,6 +540,9 @@ def _run(
                 f"{options['name']}  t={runtime.now():.0f}s  in flight "
                 f"{runtime.in_flight:,}  supersteps {runtime.supersteps_run:,}"
             )
+            if runtime.draining_until is not None:  # the graceful stop: a countdown
+                left = max(0.0, runtime.draining_until - time.monotonic())
+                title += f"  stopping: {runtime.pending_count():,} pending, {left:.0f}s left"
             live.update(stats_table(runtime.stats(), title))
 
         return run(

@@ -226,3 +226,25 @@ def test_list_deactivate_activate_and_kill_from_the_command_line(run_dir):
     assert driver.returncode == 0, output  # stopped on request: a clean run
     assert "UI: http://127.0.0.1:" in output and "finished after" in output
     assert sparkstorm("list").stdout.strip() == "no topologies running"
+
+
+@pytest.mark.parametrize("engine", ["local", "continuous"])
+def test_the_graceful_stop_reports_progress_with_its_deadline(engine, request):
+    """The live table's countdown: on_progress goes on during the drain, which says when
+    it gives up, while a bolt that acks on its ticks lets the pending trees complete."""
+    from tests.cli_topologies import buffered
+
+    spark = request.getfixturevalue("spark") if engine != "local" else None
+    seen: list[tuple[float | None, int]] = []
+
+    def progress(runtime):
+        seen.append((runtime.draining_until, runtime.pending_count()))
+
+    topology, conf = buffered()
+    result = run_on(
+        engine, topology, conf, spark, duration=1.5, on_progress=progress, progress_secs=0.1
+    )
+    draining = [(until, pending) for until, pending in seen if until is not None]
+    assert draining, "no progress during the drain"
+    assert any(pending > 0 for _, pending in draining)  # trees waited for the bolt's tick
+    assert result.stats["counter"]["failed"] == 0  # and completed within the drain

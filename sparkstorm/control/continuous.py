@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -67,6 +68,8 @@ class ContinuousRuntime:
         self.engine = engine
         self.active = False
         self.killed = False
+        self.draining_until: float | None = None
+        """While a stop drains: when (``time.monotonic()``) the drain gives up."""
         self.api_url: str | None = None
         self.errors: list[ReportedError] = []
         self.captured: dict[tuple[str, str], list[list[Any]]] = {}
@@ -285,8 +288,11 @@ class ContinuousRuntime:
         drain_secs: float | None = None,
         *,
         wait_pending: bool = False,
+        progress: Callable[[], None] | None = None,
     ) -> None:
         """Deactivate, let in-flight tuples drain, fail what is still pending, close.
+
+        ``progress`` is called between the drain's steps (the live table's countdown).
 
         As the superstep runtime's: the drain lasts until nothing is in flight (with
         ``wait_pending``, also until no tracked message is pending) or ``drain_secs``
@@ -298,6 +304,7 @@ class ContinuousRuntime:
             return
         self.deactivate()
         deadline = time.monotonic() + (DRAIN_SECS if drain_secs is None else drain_secs)
+        self.draining_until = deadline
         windows = [
             task
             for bolt in self.plan.topology.bolts
@@ -306,6 +313,8 @@ class ContinuousRuntime:
         ]
         while time.monotonic() < deadline:
             self.step()
+            if progress is not None:
+                progress()
             idle = self.idle()
             if idle and not (wait_pending and self.pending_count()):
                 break

@@ -142,7 +142,7 @@ def run(
     if stop.is_set() and on_stopping is not None:
         on_stopping(runtime, drain)
     try:
-        _drain(runtime, server, drain)
+        _drain(runtime, server, drain, _throttled(on_progress, runtime, progress_secs))
     finally:
         _restore_handlers(previous)
     return RunResult(
@@ -224,12 +224,33 @@ def _runtime(
     return TopologyRuntime(name, topology, conf, engine_made, WallClock())
 
 
-def _drain(runtime: Runtime, server: ControlServer | None, drain: float) -> None:
+def _throttled(
+    on_progress: Callable[[Runtime], None] | None, runtime: Runtime, every_secs: float
+) -> Callable[[], None] | None:
+    """``on_progress(runtime)`` at most every ``every_secs`` (called between drain steps)."""
+    if on_progress is None:
+        return None
+    due = [0.0]
+
+    def progress() -> None:
+        if time.monotonic() >= due[0]:
+            due[0] = time.monotonic() + every_secs
+            on_progress(runtime)
+
+    return progress
+
+
+def _drain(
+    runtime: Runtime,
+    server: ControlServer | None,
+    drain: float,
+    progress: Callable[[], None] | None = None,
+) -> None:
     """The graceful stop: pending trees get up to ``drain`` seconds, then the engine stops."""
     if server is not None:
         _publish(server, runtime, "KILLED")
     try:
-        runtime.kill(sys.maxsize, drain, wait_pending=True)
+        runtime.kill(sys.maxsize, drain, wait_pending=True, progress=progress)
     except KeyboardInterrupt:  # a second signal during the drain: stop now, say what is left
         raise RunAborted(runtime.pending_count()) from None
     finally:

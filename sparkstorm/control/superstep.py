@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from sparkstorm._types import SHUTDOWN, FailReason
@@ -68,6 +69,8 @@ class TopologyRuntime:
         """Steps that gave the engine something to do (an idle step launches nothing)."""
         self.active = False
         self.killed = False
+        self.draining_until: float | None = None
+        """While a stop drains: when (``time.monotonic()``) the drain gives up."""
         self.api_url: str | None = None
         """The REST API's address, when the run serves one."""
         self.errors: list[ReportedError] = []
@@ -301,9 +304,11 @@ class TopologyRuntime:
         drain_secs: float | None = None,
         *,
         wait_pending: bool = False,
+        progress: Callable[[], None] | None = None,
     ) -> None:
         """Deactivate, let in-flight tuples drain, fail what is still pending, close.
 
+        ``progress`` is called between the drain's steps (the live table's countdown).
         The drain lasts until nothing is in flight (with ``wait_pending``, also until no
         tracked message is pending: ticks keep coming, so a bolt that buffers its input
         gets to flush and ack it), ``max_steps`` supersteps or ``drain_secs`` wall
@@ -316,6 +321,7 @@ class TopologyRuntime:
             return
         self.deactivate()
         deadline = None if drain_secs is None else time.monotonic() + drain_secs
+        self.draining_until = deadline
         windows = [
             task
             for bolt in self.plan.topology.bolts
@@ -333,6 +339,8 @@ class TopologyRuntime:
                     windows = []
                 time.sleep(0.005)  # trees wait in bolts: let the clock bring their ticks
             self.step()
+            if progress is not None:
+                progress()
         running = self.engine.collect()  # a pipelined superstep may still run: its outcomes count
         if running is not None:
             self._take(running)
