@@ -543,7 +543,7 @@ def _run(
             if runtime.draining_until is not None:  # the graceful stop: a countdown
                 left = max(0.0, runtime.draining_until - time.monotonic())
                 title += f"  stopping: {runtime.pending_count():,} pending, {left:.0f}s left"
-            live.update(stats_table(runtime.stats(), title))
+            live.update(stats_table(runtime.stats(), title, console.width))
 
         return run(
             topology, conf, args.engine, on_progress=progress, progress_secs=REFRESH_SECS, **options
@@ -574,6 +574,7 @@ def _finish(result: RunResult, args: argparse.Namespace, module: Any, console: C
             result.stats,
             f"{result.name}: {how} after {result.elapsed_secs:.1f}s on {args.engine} "
             f"(start-up {result.startup_secs:.1f}s, {result.supersteps} supersteps)",
+            console.width if console.is_terminal else None,  # a file or pipe gets every column
         )
     )
     report = getattr(module, "report", None)

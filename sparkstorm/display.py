@@ -1,7 +1,9 @@
 """Terminal display of per-component statistics (Storm UI's columns), with rich.
 
 Spouts and bolts get a table each, with the columns Storm UI shows for them; the JSON
-statistics (``--stats-json``) hold every counter of every component.
+statistics (``--stats-json``) hold every counter of every component. In a terminal too
+narrow for every column, the least needed go first (as ``top`` does), so what is shown
+is never cut: ``DROP_FIRST`` says in which order.
 """
 
 from __future__ import annotations
@@ -33,6 +35,18 @@ BOLT_COLUMNS = [
 STATE_COLUMNS = [("state_bytes", "State B"), ("snapshot_bytes_per_superstep", "Snap B/step")]
 """Shown when some bolt's state is snapshotted (the Spark engine's, between supersteps)."""
 
+DROP_FIRST = [
+    "snapshot_bytes_per_superstep",
+    "state_bytes",
+    "transferred",
+    "process_latency_ms",
+    "complete_latency_p99_ms",
+    "emitted",
+    "execute_latency_ms",
+    "complete_latency_ms",
+]
+"""The columns a narrow terminal loses, first to last; the counts and capacity stay."""
+
 MEAN_OVER = {
     "complete_latency_ms": "acked",
     "complete_latency_p99_ms": "acked",
@@ -55,24 +69,55 @@ def _table(
     columns: list[tuple[str, str]],
     rows: list[tuple[str, dict[str, Any]]],
     reasons: bool,
+    width: int | None = None,
 ) -> Table:
+    cells = {
+        component: [
+            _cell(None if key in MEAN_OVER and not row.get(MEAN_OVER[key]) else row.get(key))
+            for key, _ in columns
+        ]
+        for component, row in rows
+    }
+    why = {
+        c: ", ".join(f"{k} {v:,}" for k, v in sorted(r["fail_reasons"].items())) for c, r in rows
+    }
+    shown = _fitting(columns, cells, why if reasons else None, width)
     table = Table(
         title=title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1)
     )
     table.add_column("Component", no_wrap=True)
-    for _, header in columns:
-        table.add_column(header, justify="right", no_wrap=True)
+    for i in shown:
+        table.add_column(columns[i][1], justify="right", no_wrap=True)
     if reasons:
         table.add_column("Fail reasons")
-    for component, row in rows:
-        cells = [
-            _cell(None if key in MEAN_OVER and not row.get(MEAN_OVER[key]) else row.get(key))
-            for key, _ in columns
-        ]
-        if reasons:
-            cells.append(", ".join(f"{k} {v:,}" for k, v in sorted(row["fail_reasons"].items())))
-        table.add_row(component, *cells)
+    for component, _ in rows:
+        row_cells = [cells[component][i] for i in shown]
+        table.add_row(component, *row_cells, *([why[component]] if reasons else []))
     return table
+
+
+def _fitting(
+    columns: list[tuple[str, str]],
+    cells: dict[str, list[str]],
+    reasons: dict[str, str] | None,
+    width: int | None,
+) -> list[int]:
+    """The indexes of ``columns`` to show in ``width`` characters (all when it is None)."""
+    shown = list(range(len(columns)))
+    if width is None:
+        return shown
+
+    def needed(i: int) -> int:  # its widest cell, a space each side and the divider
+        return max([len(columns[i][1]), *(len(row[i]) for row in cells.values())]) + 3
+
+    fixed = max([len("Component"), *map(len, cells)]) + 1  # the table's edges: 2 less
+    if reasons is not None:
+        fixed += max([len("Fail reasons"), *map(len, reasons.values())]) + 3
+    for key in DROP_FIRST:
+        if fixed + sum(needed(i) for i in shown) < width:  # rich keeps the last column free
+            break
+        shown = [i for i in shown if columns[i][0] != key]
+    return shown
 
 
 def _batch(spouts: list[tuple[str, dict[str, Any]]]) -> str:
@@ -81,8 +126,12 @@ def _batch(spouts: list[tuple[str, dict[str, Any]]]) -> str:
     return f"  (batch {max(batches):,} calls per task and superstep)" if batches else ""
 
 
-def stats_table(stats: dict[str, dict[str, Any]], title: str) -> Group:
-    """The spouts' table, then the bolts' (``__acker`` last), under ``title``."""
+def stats_table(stats: dict[str, dict[str, Any]], title: str, width: int | None = None) -> Group:
+    """The spouts' table, then the bolts' (``__acker`` last), under ``title``.
+
+    With ``width`` (the terminal's), columns are left out, least needed first, until
+    the tables fit.
+    """
     spouts = sorted((c, r) for c, r in stats.items() if r.get("kind") == "spout")
     bolts = sorted((c, r) for c, r in stats.items() if r.get("kind") == "bolt")
     bolts += [(c, r) for c, r in stats.items() if r.get("kind") == "acker"]
@@ -93,6 +142,7 @@ def stats_table(stats: dict[str, dict[str, Any]], title: str) -> Group:
             SPOUT_COLUMNS,
             spouts,
             reasons=any(r.get("fail_reasons") for _, r in spouts),
+            width=width,
         ),
-        _table("Bolts", BOLT_COLUMNS + state, bolts, reasons=False),
+        _table("Bolts", BOLT_COLUMNS + state, bolts, reasons=False, width=width),
     )
