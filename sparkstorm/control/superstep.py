@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from sparkstorm._types import SHUTDOWN, FailReason
@@ -22,6 +23,8 @@ from sparkstorm.config import (
     SPARKSTORM_SEED,
     SPARKSTORM_SPOUT_BATCH,
     SPARKSTORM_SUPERSTEP_TARGET_SECS,
+    TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS,
+    TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL,
     TOPOLOGY_MAX_SPOUT_PENDING,
 )
 from sparkstorm.control.batch_sizing import SpoutBatchSizer
@@ -30,7 +33,7 @@ from sparkstorm.control.clock import Clock
 from sparkstorm.control.submit import submitted
 from sparkstorm.engines.base import Engine
 from sparkstorm.engines.wire import StepResult
-from sparkstorm.reliability.base_collector import ReportedError
+from sparkstorm.reliability.base_collector import ErrorThrottle, ReportedError
 from sparkstorm.reliability.debug import DEBUG_LOG
 from sparkstorm.tasks.gc_tuning import fewer_collections
 from sparkstorm.tasks.metrics import TaskStats, by_component, by_task
@@ -38,6 +41,7 @@ from sparkstorm.tasks.profile import Profile
 from sparkstorm.tasks.spout_task import SpoutTask
 from sparkstorm.tasks.ticks import due, tickers_for
 from sparkstorm.topology.builder import Topology
+from sparkstorm.topology.streams import SYSTEM_COMPONENT_ID
 from sparkstorm.topology.tuple import Row, checkpoint_tuple
 from sparkstorm.topology.windowing import WindowedBolt
 
@@ -102,6 +106,7 @@ class TopologyRuntime:
             if capture
             else self.plan.captured_components()
         )
+        self._throttles: dict[tuple[str, int], ErrorThrottle] = {}
         self.checkpoints = Checkpoints(self)
         """Checkpoints of stateful bolts' state (see :mod:`sparkstorm.control.checkpoints`)."""
         self._spout_captured: list[tuple[str, str, list[Any]]] = []
@@ -230,12 +235,42 @@ class TopologyRuntime:
         self._note(result.debug)
 
     def _report(self, errors: list[ReportedError]) -> None:
-        """Keep the tasks' errors and log them here, on the driver, as they arrive."""
-        self.errors.extend(errors)
-        for error in errors:
+        """Keep the tasks' errors and log them here, on the driver, as they arrive.
+
+        A task that ran in several Spark Python workers was throttled in each: the
+        driver throttles again, per task, so that at most
+        ``topology.max.error.report.per.interval`` of a task's errors per interval are
+        kept and logged whichever worker ran it; the rest are counted on the last record.
+        """
+        for reported in errors:
+            error = self._throttled(reported)
+            if error is None:
+                continue
+            self.errors.append(error)
             if not error.throttled:
                 trace = f"\n{error.traceback}" if error.traceback else ""
                 log.error("error in %s:%s: %s%s", error.component, error.task, error.message, trace)
+
+    def _throttled(self, error: ReportedError) -> ReportedError | None:
+        """``error`` to keep, or None once counted on the record it repeats."""
+        if error.component == SYSTEM_COMPONENT_ID:
+            return error
+        key = (error.component, error.task)
+        throttle = self._throttles.get(key)
+        if throttle is None:
+            conf = self.plan.component_conf(error.component)
+            throttle = self._throttles[key] = ErrorThrottle(
+                conf[TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL],
+                conf[TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS],
+            )
+        if not error.throttled and throttle.admit(error.message, error.time) != throttle.COUNT:
+            return error
+        for i in range(len(self.errors) - 1, -1, -1):
+            kept = self.errors[i]
+            if (kept.component, kept.task, kept.message) == (*key, error.message):
+                self.errors[i] = replace(kept, count=kept.count + error.count)
+                return None
+        return replace(error, throttled=True, traceback="")
 
     def _note(self, debug: list[str]) -> None:
         """Log the tasks' ``topology.debug`` lines here, on the driver, as they arrive."""

@@ -103,7 +103,7 @@ class BaseCollector:
         self._counter = task_id
         self._captured: Captured | None = None
         self.errors: list[ReportedError] = []
-        self._throttle = _ErrorThrottle(
+        self._throttle = ErrorThrottle(
             plan.conf[TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL],
             plan.conf[TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS],
         )
@@ -237,13 +237,13 @@ class BaseCollector:
         text = "".join(traceback.format_exception_only(type(error), error)).strip()
         verdict = self._throttle.admit(text, self._now)
         where = (self._component_id, self._task_id, self._now, text)
-        if verdict is _ErrorThrottle.COUNT:
+        if verdict is ErrorThrottle.COUNT:
             for i in range(len(self.errors) - 1, -1, -1):
                 if self.errors[i].message == text:
                     self.errors[i] = replace(self.errors[i], count=self.errors[i].count + 1)
                     return
             self.errors.append(ReportedError(*where, throttled=True))
-        elif verdict is _ErrorThrottle.LOG_FIRST and error.__traceback__ is not None:
+        elif verdict is ErrorThrottle.LOG_FIRST and error.__traceback__ is not None:
             self.errors.append(ReportedError(*where, traceback=users_traceback(error)))
         else:
             self.errors.append(ReportedError(*where))
@@ -264,7 +264,7 @@ def users_traceback(error: BaseException) -> str:
     return (head + body + "".join(traceback.format_exception_only(type(error), error))).strip()
 
 
-class _ErrorThrottle:
+class ErrorThrottle:
     """Storm's error throttle for one task: ``limit`` logged errors per ``interval`` s."""
 
     LOG_FIRST, LOG, COUNT = "log first", "log", "count"

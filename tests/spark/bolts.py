@@ -162,3 +162,16 @@ class SlowPrepare(Bolt):
 
     def execute(self, tup):
         self.collector.ack(tup)
+
+
+class RaisesOnOdd(Bolt):
+    """Raises on odd numbers, each with a message of its own; acks the even ones."""
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+
+    def execute(self, tup):
+        if tup[0] % 2:
+            msg = f"{tup[0]} is odd"
+            raise ValueError(msg)
+        self.collector.ack(tup)

@@ -13,7 +13,14 @@ from sparkstorm import ComponentStateError, Config, Fields, TopologyBuilder
 from sparkstorm.testing import FeederSpout
 from tests.conftest import run_on
 from tests.scenarios.bolts import Ack, Identity
-from tests.spark.bolts import BigStateBolt, ClientBolt, CountAndHold, LeakyClientBolt, PidBolt
+from tests.spark.bolts import (
+    BigStateBolt,
+    ClientBolt,
+    CountAndHold,
+    LeakyClientBolt,
+    PidBolt,
+    RaisesOnOdd,
+)
 
 pytestmark = pytest.mark.spark
 
@@ -360,3 +367,22 @@ def test_tuples_between_tasks_of_one_partition_are_delivered_in_the_same_superst
     assert sorted(decided) == sorted(root for root, _ in spout.pending.items())
     assert len(decided) == 3 and len(results) == calls
     assert engine.stop() == []
+
+
+def test_a_tasks_errors_are_throttled_once_whichever_worker_ran_it(spark):
+    """A task moves between local[2]'s two Python workers, each with its own throttle;
+    the driver throttles again per task: three errors kept and logged, the rest counted."""
+    from tests.continuous.components import NumberSpout
+
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", NumberSpout(60, replay=False))
+    builder.set_bolt("odd", RaisesOnOdd()).shuffle_grouping("numbers")
+    conf = Config()
+    conf[Config.SPARKSTORM_SPOUT_BATCH] = 2  # 30 supersteps and more: the task moves
+    conf[Config.TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL] = 3
+    conf[Config.TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS] = 3600  # one interval for the run
+    result = run_on("spark", builder.create_topology(), conf, spark)
+    errors = [e for e in result.errors if e.component == "odd"]
+    assert sum(e.count for e in errors) == 30  # every error counted
+    assert len([e for e in errors if not e.throttled]) == 3, [e.message for e in errors]
+    assert result.stats["odd"]["prepares"] == 2, "the task ran in one worker only"
