@@ -10,6 +10,7 @@ into its temporary directory.
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -128,6 +129,27 @@ def test_the_page_shows_what_the_api_shows_and_its_buttons_control_the_run(brows
         time.sleep(2.5)  # one more refresh of the page, with that history
         canvases = browser.find_elements(By.CSS_SELECTOR, ".plots canvas")
         assert len(canvases) >= 3, "the three plots are drawn"
+        # the DAG, as Storm UI draws it: a node per component, an arrow per subscription
+        api = live.get(topology)
+        nodes = browser.find_elements(By.CSS_SELECTOR, "#graph .node")
+        assert sorted(n.get_attribute("data-id") for n in nodes) == sorted(
+            c["id"] for c in api["graph"]["components"]
+        )
+        edges = browser.find_elements(By.CSS_SELECTOR, "#graph .edge")
+        assert len(edges) == len(api["graph"]["edges"]) > 0
+        until(
+            lambda: (
+                "/s" in browser.find_element(By.CSS_SELECTOR, "#graph .node .rate").text
+                and "- /s" not in browser.find_element(By.CSS_SELECTOR, "#graph .node .rate").text
+            ),
+            "a rate on the spout's node",
+        )
+        # the configuration, passwords masked
+        assert api["configuration"]["topology.message.timeout.secs"] > 0
+        config_rows = browser.execute_script(
+            "return [...document.querySelectorAll('#configuration th')].map((th) => th.textContent)"
+        )
+        assert "topology.message.timeout.secs" in config_rows
         assert "numbers acked" in browser.find_element(By.ID, "plot-rates").text
         screenshots = Path(os.environ.get("SPARKSTORM_SCREENSHOTS") or tmp_path)
         screenshots.mkdir(parents=True, exist_ok=True)
@@ -148,10 +170,14 @@ def test_the_page_shows_what_the_api_shows_and_its_buttons_control_the_run(brows
             return not wrong or print("page differs from the API:", wrong)
 
         until(page_matches_api, "page showing the API's counts", timeout=15)
-        assert browser.find_element(By.ID, "status").text == "INACTIVE"
+        until(  # the page refreshes every 2 s: its tables may come before its status
+            lambda: browser.find_element(By.ID, "status").text == "INACTIVE", "INACTIVE shown"
+        )
         spouts = table(browser, "spouts")
         assert int(spouts["numbers"]["failed"].replace(",", "")) > 0  # the failures show
         assert any("is not wanted" in row["error"] for row in rows(browser, "errors"))
+        times = [row["time"] for row in rows(browser, "errors")]
+        assert all(re.search(r"\d:\d\d:\d\d", t) for t in times), times  # clock times
 
         browser.get(live.url + "/component/check")
         check = live.get(topology + "/component/check")

@@ -26,7 +26,10 @@ from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from sparkstorm.config import SPARKSTORM_UI_TOKEN
 from sparkstorm.control.history import WINDOWS, History
+from sparkstorm.topology.builder import Topology
+from sparkstorm.urls import redacted
 
 ACTIVATE, DEACTIVATE, KILL = "activate", "deactivate", "kill"
 
@@ -46,6 +49,8 @@ class Snapshot:
     """Stateful topologies: the last commit, the phase, commits and rollbacks."""
     workers: list[dict[str, Any]] = field(default_factory=list)
     """The continuous mode's workers: host, process, tasks, queue depth, traffic."""
+    topology_secs: float = 0.0
+    """Topology time when the snapshot was taken (errors' times are topology times)."""
     taken: float = field(default_factory=time.time)
 
 
@@ -64,10 +69,51 @@ class Control:
     commands: queue.Queue[tuple[str, float | None]] = field(default_factory=queue.Queue)
     kill_wait: float | None = None
     """Set when a kill arrived: the longest the drain may then last."""
+    graph: dict[str, Any] = field(default_factory=dict)
+    """The topology's components and subscriptions (see :func:`topology_graph`)."""
+    configuration: dict[str, Any] = field(default_factory=dict)
+    """The topology's resolved configuration, passwords masked."""
     history: History = field(init=False)
 
     def __post_init__(self) -> None:
         self.history = History(self.started)
+
+
+def topology_graph(topology: Topology) -> dict[str, Any]:
+    """Components (id, kind, tasks) and edges (from, to, stream, grouping): the DAG to draw."""
+    components = [
+        {"id": c.component_id, "kind": "spout" if c.is_spout else "bolt", "tasks": c.num_tasks}
+        for c in topology.components.values()
+    ]
+    edges = [
+        {
+            "from": source.component_id,
+            "to": bolt.component_id,
+            "stream": source.stream_id,
+            "grouping": grouping.kind,
+            "fields": list(grouping.fields) if grouping.fields is not None else None,
+        }
+        for bolt in topology.bolts
+        for source, grouping in bolt.inputs
+    ]
+    return {"components": components, "edges": edges}
+
+
+def shown_configuration(conf: dict[str, Any]) -> dict[str, Any]:
+    """``conf`` as the API shows it: URLs without their password, the UI's token masked."""
+
+    def shown(key: str, value: Any) -> Any:
+        if key == SPARKSTORM_UI_TOKEN and value:
+            return "***"
+        if isinstance(value, str) and "://" in value:
+            return redacted(value)
+        if isinstance(value, dict):
+            return {k: shown(str(k), v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [shown(key, v) for v in value]
+        return value if isinstance(value, str | int | float | bool | type(None)) else repr(value)
+
+    return {key: shown(key, value) for key, value in sorted(conf.items())}
 
 
 def _uptime(secs: float) -> str:
@@ -220,6 +266,8 @@ class _Handlers:
                 "spouts": [r for r in rows if "spoutId" in r],
                 "bolts": [r for r in rows if "boltId" in r],
                 "workers": self.control.snapshot.workers,
+                "graph": self.control.graph,
+                "configuration": self.control.configuration,
             }
         )
 
@@ -233,9 +281,11 @@ class _Handlers:
             names = ", ".join(sorted(self.control.snapshot.stats))
             return _error(404, f"topology {self.control.name!r} has no component {cid!r} ({names})")
         figures = self.control.history.window(secs).get(cid) if secs is not None else None
+        snap = self.control.snapshot
         errors = [
             {
                 "time": e.time,
+                "at": round(snap.taken - snap.topology_secs + e.time, 3),
                 "task": e.task,
                 "count": e.count,
                 "error": e.message,

@@ -259,7 +259,7 @@ def _drain(
 
 def _serve(runtime: Runtime, name: str, engine: str, master: str | None) -> ControlServer:
     """Start the run's API (the token is made up unless configured) and register it."""
-    from sparkstorm.control.api import Control
+    from sparkstorm.control.api import Control, shown_configuration, topology_graph
     from sparkstorm.control.server import ControlServer, is_loopback
 
     host = runtime.conf[SPARKSTORM_UI_HOST]
@@ -270,6 +270,8 @@ def _serve(runtime: Runtime, name: str, engine: str, master: str | None) -> Cont
         loopback=is_loopback(host),
         master=runtime.engine.master or master,
         spark_ui=runtime.engine.ui_url,
+        graph=topology_graph(runtime.plan.topology),
+        configuration=shown_configuration(runtime.conf),
     )
     server = ControlServer(control, host, runtime.conf[SPARKSTORM_UI_PORT])
     _publish(server, runtime)
@@ -294,6 +296,7 @@ def _publish(server: ControlServer, runtime: Runtime, status: str | None = None)
         in_flight=runtime.in_flight,
         checkpoints=runtime.checkpoints.status(),
         workers=runtime.workers(),
+        topology_secs=runtime.now(),
     )
 
 

@@ -53,7 +53,7 @@ function cell(tag, content, className) {
 function fill(table, columns, rows, link) {
   table.replaceChildren();
   const head = table.insertRow();
-  for (const [, label] of columns) head.appendChild(cell("th", label));
+  for (const [, label] of columns) head.appendChild(Object.assign(cell("th", label), { title: MEANING[label] || "" }));
   for (const row of rows) {
     const tr = table.insertRow();
     tr.dataset.id = row[columns[0][0]];
@@ -70,11 +70,20 @@ function fill(table, columns, rows, link) {
   }
 }
 
+// What each figure counts, shown when the pointer rests on its label.
+const MEANING = {
+  "In flight": "tuples waiting to run or moving between tasks now",
+  "Pending": "tracked spout messages whose tuple tree has not completed yet",
+  "Supersteps": "Spark jobs run (superstep mode), or the workers' loop turns (continuous mode)",
+  "Capacity": "share of the time the busiest task of the component spent executing",
+  "Complete ms": "from a spout's emit to its whole tuple tree acked (mean)",
+};
+
 function facts(table, pairs) {
   table.replaceChildren();
   for (const [label, value, href] of pairs) {
     const tr = table.insertRow();
-    tr.appendChild(cell("th", label));
+    tr.appendChild(Object.assign(cell("th", label), { title: MEANING[label] || "" }));
     const td = cell("td", text(value));
     if (href) td.replaceChildren(Object.assign(document.createElement("a"), { href, textContent: value }));
     td.dataset.field = label;
@@ -92,6 +101,83 @@ function windowParam() {
   return "window=" + encodeURIComponent(document.getElementById("window").value);
 }
 
+// The topology as Storm UI draws it: components in columns by depth from the spouts,
+// each with its rate (tuples/s over the last sample) and, for bolts, its capacity.
+const SVG = "http://www.w3.org/2000/svg";
+function svg(tag, attributes, text) {
+  const element = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attributes)) element.setAttribute(key, value);
+  if (text !== undefined) element.textContent = text;
+  return element;
+}
+
+function capacityColor(capacity) {
+  if (capacity >= 0.8) return "#f4c7c3";
+  if (capacity >= 0.5) return "#fbe3b4";
+  return "#d4edda";
+}
+
+function drawGraph(graph, rows, rates) {
+  const element = document.getElementById("graph");
+  document.getElementById("graph-section").hidden = !graph.components || !graph.components.length;
+  if (!graph.components) return;
+  const depth = {};
+  for (const c of graph.components) depth[c.id] = c.kind === "spout" ? 0 : 1;
+  for (let round = 0; round < graph.components.length; round++) {
+    for (const e of graph.edges) {
+      if (e.from !== e.to && depth[e.to] <= depth[e.from]) depth[e.to] = depth[e.from] + 1;
+    }
+  }
+  const columns = {};
+  for (const c of graph.components) (columns[depth[c.id]] ||= []).push(c);
+  const W = 170, H = 58, GAPX = 90, GAPY = 26, PAD = 12;
+  const place = {};
+  let height = 0;
+  for (const [d, members] of Object.entries(columns)) {
+    members.forEach((c, i) => { place[c.id] = { x: PAD + d * (W + GAPX), y: PAD + i * (H + GAPY) }; });
+    height = Math.max(height, PAD * 2 + members.length * (H + GAPY) - GAPY);
+  }
+  const width = PAD * 2 + Object.keys(columns).length * (W + GAPX) - GAPX;
+  element.replaceChildren();
+  element.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  element.setAttribute("height", String(height));
+  element.style.maxWidth = width + "px";
+  const defs = svg("defs", {});
+  const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: "10", refY: "5", markerWidth: "7", markerHeight: "7", orient: "auto" });
+  marker.appendChild(svg("path", { d: "M0,0 L10,5 L0,10 z", fill: "#6d7686" }));
+  defs.appendChild(marker);
+  element.appendChild(defs);
+  for (const e of graph.edges) {
+    const a = place[e.from], b = place[e.to];
+    if (!a || !b) continue;
+    const x1 = a.x + W, y1 = a.y + H / 2, x2 = b.x, y2 = b.y + H / 2;
+    const path = e.from === e.to
+      ? `M${a.x + W - 30},${a.y} C${a.x + W},${a.y - 30} ${a.x + W + 30},${a.y} ${a.x + W},${a.y + 12}`
+      : `M${x1},${y1} C${x1 + GAPX / 2},${y1} ${x2 - GAPX / 2},${y2} ${x2},${y2}`;
+    const edge = svg("path", { class: "edge", d: path, "data-from": e.from, "data-to": e.to });
+    edge.appendChild(svg("title", {}, `${e.from} -> ${e.to}: stream ${e.stream}, ${e.grouping} grouping` + (e.fields ? ` on ${e.fields.join(", ")}` : "")));
+    element.appendChild(edge);
+    if (e.stream !== "default" && e.from !== e.to) {
+      element.appendChild(svg("text", { class: "edge-label", x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 4, "text-anchor": "middle" }, e.stream));
+    }
+  }
+  for (const c of graph.components) {
+    const p = place[c.id];
+    const row = rows[c.id] || {};
+    const group = svg("g", { class: "node", "data-id": c.id, transform: `translate(${p.x},${p.y})` });
+    const fill = c.kind === "spout" ? "#dbe7fb" : capacityColor(row.capacity || 0);
+    group.appendChild(svg("rect", { width: W, height: H, fill }));
+    const name = svg("a", { href: "/component/" + encodeURIComponent(c.id) });
+    name.appendChild(svg("text", { class: "name", x: 10, y: 18 }, `${c.id} (${c.tasks})`));
+    group.appendChild(name);
+    const rate = rates[c.id];
+    group.appendChild(svg("text", { class: "rate", x: 10, y: 36 }, rate === undefined ? "- /s" : `${text(Math.round(rate))} /s`));
+    if (c.kind !== "spout") group.appendChild(svg("text", { class: "capacity", x: 10, y: 51 }, `capacity ${text(row.capacity || 0)}`));
+    else group.appendChild(svg("text", { x: 10, y: 51 }, `pending ${text(row.pending || 0)}`));
+    element.appendChild(group);
+  }
+}
+
 function showTopology(topology) {
   fill(document.getElementById("spouts"), SPOUT_COLUMNS, topology.spouts, true);
   fill(document.getElementById("bolts"), BOLT_COLUMNS, topology.bolts, true);
@@ -99,6 +185,13 @@ function showTopology(topology) {
   document.getElementById("workers-section").hidden = workers.length === 0;
   fill(document.getElementById("workers"), WORKER_COLUMNS,
     workers.map((w) => ({ ...w, pid: String(w.pid), tasks: w.tasks.join(", ") })), false);
+  const rows = {};
+  for (const r of [...topology.spouts, ...topology.bolts]) rows[r.spoutId || r.boltId] = r;
+  drawGraph(topology.graph || {}, rows, latestRates);
+  const configuration = Object.entries(topology.configuration || {});
+  document.getElementById("configuration-section").hidden = configuration.length === 0;
+  facts(document.getElementById("configuration"),
+    configuration.map(([key, value]) => [key, typeof value === "object" && value !== null ? JSON.stringify(value) : value]));
 }
 
 function showComponent(detail) {
@@ -107,12 +200,13 @@ function showComponent(detail) {
   fill(document.getElementById(spout ? "spouts" : "bolts"), spout ? SPOUT_COLUMNS : BOLT_COLUMNS, [detail], false);
   document.getElementById("tasks-section").hidden = false;
   fill(document.getElementById("tasks"), TASK_COLUMNS, detail.executorStats, false);
-  const errors = detail.componentErrors.map((e) => ({ ...e, component: detail.id, time: clock(e.time) }));
+  const errors = detail.componentErrors.map((e) => ({ ...e, component: detail.id, time: clock(e) }));
   fill(document.getElementById("errors"), ERROR_COLUMNS, errors.reverse(), false);
 }
 
-function clock(topologySecs) {
-  return topologySecs.toFixed(1) + " s";
+// An error's time on the wall clock, as the plots' axes show time.
+function clock(error) {
+  return error.at ? new Date(error.at * 1000).toLocaleTimeString([], { hour12: false }) : error.time.toFixed(1) + " s";
 }
 
 function showSummary(summary) {
@@ -150,12 +244,31 @@ function plot(id, series, time) {
   const options = {
     width: Math.max(320, element.clientWidth), height: 220,
     series: [{}, ...labels.map((label, i) => ({ label, stroke: COLORS[i % COLORS.length], width: 2, spanGaps: false }))],
-    scales: { x: { time: true } },
+    scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(1, max || 0) * 1.05] } },
+    axes: [
+      { space: 90, size: 40, values: (u, ticks) => ticks.map((t) => new Date(t * 1000).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false })) },
+      { values: (u, ticks) => ticks.map(compact), size: 56 },
+    ],
   };
   plots[id] = { key, chart: new uPlot(options, data, element) };
 }
 
+// An axis label that fits: 10000 -> 10k, 2500000 -> 2.5M.
+function compact(value) {
+  return Intl.NumberFormat("en-US", { notation: "compact", maximumFractionDigits: 1 }).format(value);
+}
+
+let latestRates = {};
+
 function showSeries(series) {
+  latestRates = {};
+  for (const [id, s] of Object.entries(series.components)) {
+    const values = s.kind === "spout" ? s.acked : s.executed;
+    const last = values && values.filter((v) => v !== null).pop();
+    if (last !== undefined) latestRates[id] = last;
+  }
+  const kind = component && (series.components[component] || {}).kind;
+  document.getElementById("plot-latency").closest("figure").hidden = Boolean(component) && kind !== "spout";
   const rates = {};
   const latency = {};
   for (const [id, s] of Object.entries(series.components)) {
@@ -190,7 +303,7 @@ async function refresh() {
       showTopology(topology);
       const errors = (await Promise.all(
         [...topology.spouts, ...topology.bolts].filter((c) => c.lastError).map((c) => get(`/${name}/component/${encodeURIComponent(c.spoutId || c.boltId)}`)),
-      )).flatMap((c) => c.componentErrors.map((e) => ({ ...e, component: c.id, time: clock(e.time) })));
+      )).flatMap((c) => c.componentErrors.map((e) => ({ ...e, component: c.id, time: clock(e) })));
       fill(document.getElementById("errors"), ERROR_COLUMNS, errors.reverse().slice(0, 20), false);
     }
     showSeries(await get(`/${name}/timeseries?${windowParam()}`));
