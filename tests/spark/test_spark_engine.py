@@ -163,8 +163,8 @@ def test_a_retried_superstep_reproduces_the_same_ids():
 
     plan.deal(2)
 
-    class Broadcast:
-        value = pickle.dumps((plan, 11))
+    class Broadcast:  # as the driver broadcasts it: its import folders, then the plan
+        value = ([], pickle.dumps((plan, 11)))
 
     def attempt():
         engine._RESIDENT.clear()
