@@ -247,7 +247,7 @@ class TopologyRuntime:
             if error is None:
                 continue
             self.errors.append(error)
-            if not error.throttled:
+            if not error.throttled and not error.recovered:  # the engine warned of those
                 trace = f"\n{error.traceback}" if error.traceback else ""
                 log.error("error in %s:%s: %s%s", error.component, error.task, error.message, trace)
 

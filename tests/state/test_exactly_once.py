@@ -140,7 +140,7 @@ def test_without_message_keys_the_window_counts_twice(provider, monkeypatch):
     assert sum(counted.values()) > sum(exact.values())
 
 
-def test_a_superstep_lost_as_a_checkpoint_commits_does_not_count_twice(spark, tmp_path):
+def test_a_superstep_lost_as_a_checkpoint_commits_does_not_count_twice(spark, tmp_path, caplog):
     """A Python worker dies on ``commit``: the marker is written, the superstep is lost.
 
     The trees that checkpoint completes are in committed state: the rollback that
@@ -155,7 +155,11 @@ def test_a_superstep_lost_as_a_checkpoint_commits_does_not_count_twice(spark, tm
     conf = conf_for(provider)
     result = run_on("spark", build_crashing(items, str(flag)), conf, spark, name=name)
     assert flag.exists(), "no worker crashed on a commit"
-    assert any("lost" in e.message for e in result.errors if e.component == "__system")
+    lost = [e for e in result.errors if e.component == "__system" and "lost" in e.message]
+    assert lost and all(e.recovered for e in lost)
+    said = [r for r in caplog.records if "superstep" in r.getMessage() and "lost" in r.getMessage()]
+    said += [r for r in caplog.records if "failed on Spark" in r.getMessage()]
+    assert len(said) == len(lost), [r.getMessage()[:80] for r in said]  # said once each
     assert result.stats["sentences"]["acked"] == len(items)
     assert committed_counts(*provider, name) == expected_counts(items)
 
