@@ -75,3 +75,10 @@ class ReportedFailedException(FailedException):
 
     .. versionadded:: 0.1.0
     """
+
+
+class StateStoreError(SparkStormError):
+    """The state provider's store cannot be reached or refused sparkstorm.
+
+    .. versionadded:: 0.1.0
+    """

@@ -352,3 +352,29 @@ def test_the_spark_ui_of_a_local_run_listens_on_loopback_only():
     finally:
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=60)
+
+
+@pytest.mark.parametrize("engine", ["local", "continuous"])
+def test_an_unreachable_state_store_is_one_line_naming_it_without_its_password(engine):
+    config = '{"url": "redis://:secret@127.0.0.1:1/0"}'
+    where = (
+        ["--engine", "local"] if engine == "local" else ["--master", "local[2]", "--no-spark-ui"]
+    )
+    proc = sparkstorm(
+        "run",
+        f"{TOPOLOGIES}:steady_stateful",
+        *where,
+        "--duration",
+        "5",
+        "--conf",
+        "topology.state.provider=redis",
+        "--conf",
+        f"topology.state.provider.config={config}",
+    )
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr and "secret" not in proc.stderr
+    (line,) = [x for x in proc.stderr.splitlines() if "state provider" in x]
+    assert line.startswith(
+        "sparkstorm: error: state provider 'redis' at redis://:***@127.0.0.1:1/0"
+    )
+    assert "topology.state.provider.config" in line

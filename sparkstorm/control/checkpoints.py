@@ -39,8 +39,8 @@ from sparkstorm.config import (
     TOPOLOGY_STATE_PROVIDER,
     provider_config,
 )
-from sparkstorm.errors import InvalidTopologyError
-from sparkstorm.state.stores import Sources, open_store
+from sparkstorm.errors import InvalidTopologyError, StateStoreError
+from sparkstorm.state.stores import Sources, Store, open_store, unreachable
 from sparkstorm.tasks.committed_sources import CommittedSources, sealed_keys
 from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import Row, checkpoint_tuple
@@ -68,17 +68,19 @@ class CheckpointStore:
                 f"out first. Lower the interval or raise the timeout"
             )
             raise InvalidTopologyError(msg)
-        self.store = (
-            open_store(conf[TOPOLOGY_STATE_PROVIDER], provider_config(conf), conf[TOPOLOGY_NAME])
-            if self.tasks
-            else None
-        )
-        self.committed = self.store.committed_txid() if self.store is not None else -1
+        self.store: Store | None = None
+        self.committed = -1
         """The last committed checkpoint (a restarted topology resumes from it)."""
-        self.sources = CommittedSources(
-            self.store.committed_sources() if self.store is not None else {},
-            conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS],
-        )
+        committed_sources: Sources = {}
+        if self.tasks:
+            provider, config = conf[TOPOLOGY_STATE_PROVIDER], provider_config(conf)
+            try:
+                self.store = open_store(provider, config, conf[TOPOLOGY_NAME])
+                self.committed = self.store.committed_txid()
+                committed_sources = self.store.committed_sources()
+            except Exception as exc:  # one line naming the store and what to check
+                raise StateStoreError(unreachable(provider, config, exc)) from None
+        self.sources = CommittedSources(committed_sources, conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS])
         """The spout messages each commit completes; a restart skips them if they come again."""
         self.phase = RUNNING
         self.commits = 0

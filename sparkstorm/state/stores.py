@@ -31,6 +31,7 @@ import contextlib
 import json
 import os
 import pickle
+import re
 import uuid
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -40,6 +41,7 @@ from pyarrow.fs import FileSelector, FileSystem, LocalFileSystem
 
 from sparkstorm.config import provider_name
 from sparkstorm.topology.shared_resources import shared_resource
+from sparkstorm.urls import redacted
 
 
 class _Deleted:
@@ -103,6 +105,22 @@ def open_store(provider: str, config: dict[str, Any], topology: str) -> Store:
         "directory": lambda: DirectoryStore(config, topology),
     }
     return shared_resource(key, factories[name])
+
+
+_PASSWORD = re.compile(r"(\w+://[^:/@\s]*:)[^@\s]+@")
+"""A URL's password in a text (an error message may quote the URL it failed on)."""
+
+
+def unreachable(provider: str, config: dict[str, Any], error: BaseException) -> str:
+    """One line: which store could not be opened, where (password masked), what to check."""
+    where = config.get("url") or config.get("path") or ""
+    shown = f" at {redacted(str(where))}" if where else ""
+    first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    masked = _PASSWORD.sub(r"\1***@", first)[:300]
+    return (
+        f"state provider {provider!r}{shown} cannot be used: {type(error).__name__}: "
+        f"{masked}; check topology.state.provider.config (and that the store is up)"
+    )
 
 
 def apply(data: dict[Any, Any], changes: Changes) -> None:
