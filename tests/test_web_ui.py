@@ -38,6 +38,8 @@ CHROMIUM_ARGS = (
     "--disable-sync",
     "--no-first-run",
 )
+SIZES = [(390, 844), (1280, 800), (1920, 1080)]
+"""A phone, a laptop, a desktop."""
 ROWS = """
 return [...document.querySelectorAll(`#${arguments[0]} tr[data-id]`)].map((tr) => [
   tr.dataset.id,
@@ -70,6 +72,14 @@ def until(condition, what, timeout=30):
         assert time.monotonic() < deadline, f"no {what} after {timeout}s"
         time.sleep(0.2)
     return value
+
+
+def text_of(browser, selector):
+    """The text of the first element ``selector`` finds, read in one script (or None)."""
+    return browser.execute_script(
+        "const e = document.querySelector(arguments[0]); return e ? e.textContent : null",
+        selector,
+    )
 
 
 def rows(browser, table_id):
@@ -130,20 +140,31 @@ def test_the_page_shows_what_the_api_shows_and_its_buttons_control_the_run(brows
         canvases = browser.find_elements(By.CSS_SELECTOR, ".plots canvas")
         assert len(canvases) >= 3, "the three plots are drawn"
         # the DAG, as Storm UI draws it: a node per component, an arrow per subscription
+        # (read in one script each time: the page draws it anew at every refresh)
         api = live.get(topology)
-        nodes = browser.find_elements(By.CSS_SELECTOR, "#graph .node")
-        assert sorted(n.get_attribute("data-id") for n in nodes) == sorted(
-            c["id"] for c in api["graph"]["components"]
+        drawn = browser.execute_script(
+            "return [[...document.querySelectorAll('#graph .node')].map((n) => n.dataset.id),"
+            " document.querySelectorAll('#graph .edge').length]"
         )
-        edges = browser.find_elements(By.CSS_SELECTOR, "#graph .edge")
-        assert len(edges) == len(api["graph"]["edges"]) > 0
+        assert sorted(drawn[0]) == sorted(c["id"] for c in api["graph"]["components"])
+        assert drawn[1] == len(api["graph"]["edges"]) > 0
         until(
-            lambda: (
-                "/s" in browser.find_element(By.CSS_SELECTOR, "#graph .node .rate").text
-                and "- /s" not in browser.find_element(By.CSS_SELECTOR, "#graph .node .rate").text
-            ),
+            lambda: re.fullmatch(r"[\d,]+ /s", text_of(browser, "#graph .node .rate") or ""),
             "a rate on the spout's node",
         )
+        # at the sizes people use, a page never scrolls sideways: wide tables scroll alone
+        for width, height in SIZES:
+            browser.set_window_size(width, height)
+            for path, table_id in (("/", "spouts"), ("/component/check", "tasks")):
+                browser.get(live.url + path)
+                until(lambda table_id=table_id: rows(browser, table_id), "rows")
+                overflow = browser.execute_script(
+                    "return document.documentElement.scrollWidth - window.innerWidth"
+                )
+                assert overflow <= 1, f"{path} at {width}x{height} scrolls sideways by {overflow}"
+        browser.set_window_size(1400, 1150)
+        browser.get(live.url + "/")
+        until(lambda: text_of(browser, "#graph .node"), "the graph")
         # the configuration, passwords masked
         assert api["configuration"]["topology.message.timeout.secs"] > 0
         config_rows = browser.execute_script(
