@@ -31,7 +31,15 @@ from rich.console import Console
 from rich.live import Live
 
 from sparkstorm import __version__
-from sparkstorm.config import SPARK_PREFIX, check_key, check_value, parse_value, resolve
+from sparkstorm.config import (
+    SPARK_PREFIX,
+    SPARKSTORM_SPARK_MODE,
+    TOPOLOGY_STATE_PROVIDER,
+    check_key,
+    check_value,
+    parse_value,
+    resolve,
+)
 from sparkstorm.errors import InvalidTopologyError, RunAborted, SparkStormError
 from sparkstorm.topology.builder import Topology
 
@@ -472,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
     except SparkStormError as exc:
         print(f"sparkstorm: error: {exc}", file=sys.stderr)
         return EXIT_FAILED
-    return _finish(result, args, module, console)
+    return _finish(result, args, module, console, spark_mode(args, conf))
 
 
 def _load(args: argparse.Namespace) -> tuple[Topology, dict[str, Any], Any] | int:
@@ -508,6 +516,19 @@ def _callbacks(console: Console, name: str) -> dict[str, Any]:
         log_file = runtime.engine.log_file
         if log_file:
             console.print(f"Spark log: {log_file}")
+        checkpoints = runtime.checkpoints
+        if checkpoints.enabled:
+            provider = runtime.conf[TOPOLOGY_STATE_PROVIDER]
+            if checkpoints.committed >= 0:
+                console.print(
+                    f"state: resuming {name!r} from checkpoint {checkpoints.committed} "
+                    f"({provider} provider)"
+                )
+            else:
+                console.print(
+                    f"state: no checkpoint of {name!r} in the {provider} provider: the "
+                    f"stateful bolts start empty (state is kept under the topology's name)"
+                )
 
     def stopping(runtime: Any, drain_secs: float) -> None:
         pending = runtime.pending_count()
@@ -531,6 +552,7 @@ def _run(
     from sparkstorm.control.run import run
     from sparkstorm.display import stats_table
 
+    mode = spark_mode(args, conf)
     if args.quiet:
         return run(topology, conf, args.engine, **options)
     with Live(console=console, refresh_per_second=2, transient=True) as live:
@@ -538,7 +560,7 @@ def _run(
         def progress(runtime: Any) -> None:
             title = (
                 f"{options['name']}  t={runtime.now():.0f}s  in flight "
-                f"{runtime.in_flight:,}  supersteps {runtime.supersteps_run:,}"
+                f"{runtime.in_flight:,}  {_steps(mode)} {runtime.supersteps_run:,}"
             )
             if runtime.draining_until is not None:  # the graceful stop: a countdown
                 left = max(0.0, runtime.draining_until - time.monotonic())
@@ -550,7 +572,23 @@ def _run(
         )
 
 
-def _finish(result: RunResult, args: argparse.Namespace, module: Any, console: Console) -> int:
+def spark_mode(args: argparse.Namespace, conf: dict[str, Any]) -> str | None:
+    """The Spark engine's mode this run uses (None on the local engine)."""
+    return str(resolve(conf)[SPARKSTORM_SPARK_MODE]) if args.engine == "spark" else None
+
+
+def _steps(mode: str | None) -> str:
+    """What the run's step count counts: supersteps, or the continuous workers' turns."""
+    return "worker turns" if mode == "continuous" else "supersteps"
+
+
+def _finish(
+    result: RunResult,
+    args: argparse.Namespace,
+    module: Any,
+    console: Console,
+    mode: str | None = None,
+) -> int:
     """Write ``--stats-json``, print the summary and the module's ``report``; the exit code."""
     from sparkstorm.display import stats_table
 
@@ -572,8 +610,9 @@ def _finish(result: RunResult, args: argparse.Namespace, module: Any, console: C
     console.print(
         stats_table(
             result.stats,
-            f"{result.name}: {how} after {result.elapsed_secs:.1f}s on {args.engine} "
-            f"(start-up {result.startup_secs:.1f}s, {result.supersteps} supersteps)",
+            f"{result.name}: {how} after {result.elapsed_secs:.1f}s on {args.engine}"
+            f"{f' ({mode} mode)' if mode else ''} (start-up {result.startup_secs:.1f}s, "
+            f"{result.supersteps} {_steps(mode)})",
             console.width if console.is_terminal else None,  # a file or pipe gets every column
         )
     )

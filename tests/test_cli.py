@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -53,6 +54,7 @@ def test_main_command_runs_on_spark_with_its_ui_and_no_superstep_warnings():
     proc = sparkstorm("run", "examples/exclamation.py")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Spark UI: http://" in proc.stdout
+    assert "on spark (continuous mode)" in proc.stdout and "worker turns)" in proc.stdout
     output = proc.stdout + proc.stderr
     assert "locally checkpointed" not in output  # Spark warned once per superstep
     assert " WARN " not in output  # Spark's log goes to its file, named at start
@@ -378,3 +380,17 @@ def test_an_unreachable_state_store_is_one_line_naming_it_without_its_password(e
         "sparkstorm: error: state provider 'redis' at redis://:***@127.0.0.1:1/0"
     )
     assert "topology.state.provider.config" in line
+
+
+def test_a_stateful_run_says_which_checkpoint_it_resumes_from(tmp_path):
+    """State is kept under the topology's name: the second run of a name resumes."""
+    config = json.dumps({"path": (tmp_path / "state").as_uri()})
+    args = ["--engine", "local", "--duration", "2", "--name", "resumed"]
+    args += ["--conf", "topology.state.provider=directory"]
+    args += ["--conf", f"topology.state.provider.config={config}"]
+    first = sparkstorm("run", f"{TOPOLOGIES}:steady_stateful", *args)
+    assert first.returncode == 0, first.stderr[-2000:]
+    assert "state: no checkpoint of 'resumed' in the directory provider" in first.stdout
+    second = sparkstorm("run", f"{TOPOLOGIES}:steady_stateful", *args)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert re.search(r"state: resuming 'resumed' from checkpoint \d+ \(directory", second.stdout)
