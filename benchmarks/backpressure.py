@@ -21,6 +21,7 @@ import threading
 import time
 from typing import Any
 
+from benchmarks.modes import engine_for
 from benchmarks.report import report
 from benchmarks.rss import _tree_rss_bytes
 from sparkstorm import Bolt, Config, Fields, Spout, TopologyBuilder, run
@@ -79,9 +80,7 @@ def measure(spark: Any, mode: str, secs: float) -> dict[str, Any]:
     builder.set_spout("fast", FastSpout())
     builder.set_bolt("slow", SlowBolt()).shuffle_grouping("fast")
     conf = Config()
-    engine = "local" if mode == "local" else "spark"
-    if engine == "spark":
-        conf[Config.SPARKSTORM_SPARK_MODE] = "continuous" if mode == "continuous" else "superstep"
+    engine = engine_for(mode, conf)
     samples: list[tuple[float, int]] = []
     stop = threading.Event()
     started = time.monotonic()

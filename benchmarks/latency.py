@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.modes import engine_for
 from benchmarks.report import DOCS, figure, report
 from examples.word_count import SplitSentence, WordCount, generated_sentences
 from sparkstorm import Config, Fields, Spout, TopologyBuilder, run
@@ -82,9 +83,7 @@ def steady_run(spark: Any, engine: str, rate: float, secs: float) -> dict[str, f
     builder.set_bolt("count", WordCount(), 2).fields_grouping("split", Fields("word"))
     conf = Config()
     conf.set_num_ackers(1)
-    name = "local" if engine == "local" else "spark"
-    if name == "spark":
-        conf[Config.SPARKSTORM_SPARK_MODE] = "continuous" if engine == "continuous" else "superstep"
+    name = engine_for(engine, conf)
     result = run(
         builder.create_topology(),
         conf,

@@ -35,6 +35,7 @@ from contextlib import contextmanager
 
 import redis
 
+from benchmarks.modes import engine_for
 from benchmarks.report import report
 from examples.word_count import SentenceSpout, SplitSentence, WordCount, generated_sentences
 from sparkstorm import Config, Fields, TopologyBuilder, run
@@ -132,10 +133,8 @@ def word_count(
             "key_prefix": prefix,
         }
         conf["topology.state.checkpoint.interval.ms"] = interval_ms
-    if engine != "local":  # the Spark engine's two modes
-        conf[Config.SPARKSTORM_SPARK_MODE] = "continuous" if engine == "continuous" else "superstep"
     name = f"interval-{uuid.uuid4().hex[:8]}"
-    on = "local" if engine == "local" else "spark"
+    on = engine_for(engine, conf)
     result = run(builder.create_topology(), conf, engine=on, name=name, spark_ui=False)
     stats = result.stats
     assert stats["sentences"]["acked"] == len(sentences), stats["sentences"]

@@ -28,6 +28,7 @@ import pyarrow as pa
 
 from benchmarks.api_floor import api_floor
 from benchmarks.cpu_budget import cpu_secs
+from benchmarks.modes import engine_for
 from benchmarks.report import report
 from benchmarks.rss import PeakRss
 from benchmarks.streaming import split_batches, structured_streaming
@@ -68,22 +69,12 @@ def baseline(spark: Any, sentences: list[str], count_in: str = "python") -> dict
     return {"tps": (len(sentences) + words) / elapsed, "rss": rss.peak}
 
 
-MODES = {
-    "local": ("local", None),
-    "spark": ("spark", "superstep"),
-    "continuous": ("spark", "continuous"),
-}
-"""A row's name -> (engine, sparkstorm.spark.mode)."""
-
-
 def sparkstorm_run(
     spark: Any, engine: str, ackers: int, sentences: list[str], parallelism: int = 2
 ) -> dict[str, Any]:
     """Word count on ``engine`` (or ``continuous``); tuples/s, latency, RSS, driver CPU share."""
     topology, conf = build(sentences, parallelism=parallelism, ackers=ackers)
-    name, mode = MODES[engine]
-    if mode is not None:
-        conf[Config.SPARKSTORM_SPARK_MODE] = mode
+    name = engine_for(engine, conf)
     before = cpu_secs()
     with PeakRss() as rss:
         result = run(topology, conf, engine=name, spark=spark if name == "spark" else None)
