@@ -210,6 +210,17 @@ def test_the_page_shows_what_the_api_shows_and_its_buttons_control_the_run(brows
         assert sum(int(row["count"]) for row in rows(browser, "errors")) == sum(
             e["count"] for e in check["componentErrors"]
         )
+        # Storm UI's input and output stats: per source stream, per stream emitted on
+        assert check["outputStats"], "check emits to store"
+        (source,) = check["inputStats"]
+        assert (source["component"], source["stream"]) == ("numbers", "default")
+        assert source["executed"] == check["executed"] > 0
+        assert [(r["component"], r["stream"], r["executed"]) for r in rows(browser, "inputs")] == [
+            ("numbers", "default", shown(source["executed"]))
+        ]
+        assert [(r["stream"], r["emitted"]) for r in rows(browser, "outputs")] == [
+            (s["stream"], shown(s["emitted"])) for s in check["outputStats"]
+        ]
 
         before = live.acked()
         browser.find_element(By.ID, "activate").click()

@@ -190,6 +190,36 @@ def _component(
     return shown
 
 
+def _output_stats(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """Storm UI's output stats (all time): per stream; a spout's also trees acked, failed."""
+    spout = row.get("kind") == "spout"
+    return [
+        {
+            "stream": s["stream"],
+            "emitted": s["emitted"],
+            "transferred": s["transferred"],
+            **({"acked": s["acked"], "failed": s["failed"]} if spout else {}),
+        }
+        for s in row.get("output_stats", [])
+    ]
+
+
+def _input_stats(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """Storm UI's input stats (all time): per source component and stream."""
+    return [
+        {
+            "component": s["component"],
+            "stream": s["stream"],
+            "executed": s["executed"],
+            "executeLatency": round(s["execute_latency_ms"], 3),
+            "processLatency": round(s["process_latency_ms"], 3),
+            "acked": s["acked"],
+            "failed": s["failed"],
+        }
+        for s in row.get("input_stats", [])
+    ]
+
+
 def _task(row: dict[str, Any]) -> dict[str, Any]:
     """One row of Storm UI's executors table (all time)."""
     return {
@@ -300,6 +330,8 @@ class _Handlers:
                 "componentType": row.get("kind"),
                 "window": name,
                 **_component(self.control, cid, row, figures),
+                "outputStats": _output_stats(row),
+                "inputStats": _input_stats(row),
                 "executorStats": [_task(t) for t in self.control.snapshot.tasks.get(cid, [])],
                 "componentErrors": errors[-50:],
             }

@@ -145,6 +145,16 @@ class BaseCollector:
         """Topology time of the task's current turn (seconds since submit)."""
         return self._now
 
+    def stream_counts(self) -> dict[str, list[int]]:
+        """Emitted and transferred per stream this task emitted on (Storm UI's output stats)."""
+        return {sid: [r.emitted, r.transferred] for sid, r in self._routes.items() if r.emitted}
+
+    def restore_stream_counts(self, counts: dict[str, list[int]]) -> None:
+        """Continue the per-stream counters from ``counts`` (a task restored from a snapshot)."""
+        for sid, (emitted, transferred) in counts.items():
+            route = self._routes[sid]
+            route.emitted, route.transferred = emitted, transferred
+
     def hand_over(self, errors: list[ReportedError], debug: list[str]) -> None:
         """Move the errors reported and the ``topology.debug`` lines noted into the lists."""
         if self.errors:
@@ -192,6 +202,8 @@ class BaseCollector:
         """Count one emit and its transfers; record it when the component is captured."""
         self.emitted += 1
         self.transferred += len(targets)
+        route.emitted += 1
+        route.transferred += len(targets)
         if self._captured is not None:
             self._captured.append((self._component_id, route.stream_id, values))
 

@@ -95,6 +95,7 @@ class OutputCollector(BaseCollector):
             route = self._route(stream, values, direct=False)  # raises, naming the mistake
         if not route.subscribed and self._captured is None:
             self.emitted += 1  # nobody subscribes: counted, as Storm counts it, and dropped
+            route.emitted += 1
             return []
         self._counter += 1
         targets = route.targets(values, self._counter)
@@ -109,6 +110,8 @@ class OutputCollector(BaseCollector):
             # the hot path (one anchor in one tree, one target), kept free of calls
             self.emitted += 1
             self.transferred += 1
+            route.emitted += 1
+            route.transferred += 1
             edge = self._next_id()
             anchors._ack_val ^= edge
             for root in anchors.anchors_to_ids:

@@ -100,6 +100,13 @@ class TaskStats:
     """Spout, after a restart: messages delivered again whose effect was committed already
     (acked, not emitted; see :mod:`sparkstorm.tasks.committed_sources`)."""
     fail_reasons: dict[str, int] = field(default_factory=dict)
+    streams: dict[str, list[int]] = field(default_factory=dict)
+    """Per stream the task emitted on: [emitted, transferred] (Storm UI's output stats)."""
+    stream_outcomes: dict[str, list[int]] = field(default_factory=dict)
+    """Spout: per stream, [acked, failed] trees."""
+    inputs: dict[tuple[str, str], list[float]] = field(default_factory=dict)
+    """Bolt: per (source component, stream), [executed, execute secs, acked, failed,
+    process secs] (Storm UI's input stats; see :mod:`sparkstorm.tasks.input_stats`)."""
     complete_latencies: list[float] = field(default_factory=list)
     """Complete latencies (seconds) not yet in ``latencies``: see :meth:`fold`."""
     latencies: Latencies = field(default_factory=Latencies)
@@ -150,8 +157,53 @@ def by_component(tasks: list[TaskStats], superstep_secs: float) -> dict[str, dic
             for kind, n in s.fail_reasons.items():
                 reasons[kind] = reasons.get(kind, 0) + n
         row["fail_reasons"] = reasons
+        row["output_stats"] = _output_stats(members)
+        row["input_stats"] = _input_stats(members)
         totals[component] = row
     return totals
+
+
+def _output_stats(members: list[TaskStats]) -> list[dict[str, Any]]:
+    """Storm UI's output stats: per stream, emitted and transferred (spouts: trees too)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for s in members:
+        for stream, (emitted, transferred) in s.streams.items():
+            row = rows.setdefault(stream, _output_row(stream))
+            row["emitted"] += emitted
+            row["transferred"] += transferred
+        for stream, (acked, failed) in s.stream_outcomes.items():
+            row = rows.setdefault(stream, _output_row(stream))
+            row["acked"] += acked
+            row["failed"] += failed
+    return [rows[stream] for stream in sorted(rows)]
+
+
+def _output_row(stream: str) -> dict[str, Any]:
+    return {"stream": stream, "emitted": 0, "transferred": 0, "acked": 0, "failed": 0}
+
+
+def _input_stats(members: list[TaskStats]) -> list[dict[str, Any]]:
+    """Storm UI's input stats: per source component and stream, executed, acked, failed."""
+    sums: dict[tuple[str, str], list[float]] = {}
+    for s in members:
+        for source, figures in s.inputs.items():
+            total = sums.setdefault(source, [0, 0.0, 0, 0, 0.0])
+            for i, value in enumerate(figures):
+                total[i] += value
+    return [
+        {
+            "component": component,
+            "stream": stream,
+            "executed": int(executed),
+            "execute_latency_ms": _mean_ms(execute_secs, int(executed)),
+            "acked": int(acked),
+            "failed": int(failed),
+            "process_latency_ms": _mean_ms(process_secs, int(acked)),
+        }
+        for (component, stream), (executed, execute_secs, acked, failed, process_secs) in sorted(
+            sums.items()
+        )
+    ]
 
 
 def grouped(tasks: Iterable[TaskStats]) -> dict[str, list[TaskStats]]:

@@ -138,6 +138,7 @@ class SpoutTask:
         self.collector.flush_inits()
         self.stats.emitted = self.collector.emitted  # also after an interrupted next_batch
         self.stats.transferred = self.collector.transferred
+        self.stats.streams = self.collector.stream_counts()
         rows, self.outbox = self.outbox, []
         self.collector.send_to(self.outbox)
         return rows
@@ -190,9 +191,9 @@ class SpoutTask:
                 continue  # already timed out: the outcome comes too late and is ignored
             if stream == ACKER_ACK_STREAM_ID:
                 self.stats.complete_latencies.append(now - entry[1])  # from emit to outcome
-                self._call_ack(entry[0])
+                self._call_ack(entry[0], entry[2])
             elif stream == ACKER_FAIL_STREAM_ID:
-                self._call_fail(entry[0], details[i])
+                self._call_fail(entry[0], details[i], entry[2])
         if len(self.stats.complete_latencies) >= FOLD_AT:  # memory stays bounded
             self.stats.fold()
 
@@ -221,7 +222,7 @@ class SpoutTask:
             entry = pending.remove(root)
             if entry is not None:
                 self.stats.complete_latencies.append(now - entry[1])
-                self._call_ack(entry[0])
+                self._call_ack(entry[0], entry[2])
 
     def fail_all_pending(self, reason: FailReason) -> None:
         """Fail every pending msg id with ``reason`` (shutdown: none is left without outcome).
@@ -248,22 +249,26 @@ class SpoutTask:
         self.sealed = set()
         for root, entry in list(self.pending.items()):
             self.pending.remove(root)
-            self._call_fail(entry[0], reason)
+            self._call_fail(entry[0], reason, entry[2])
 
     def _expired(self, root: int, entry: tuple[MsgId, float, str]) -> None:
         if root in self.sealed:  # the checkpoint decides it, within a superstep or two
             self.pending.put(root, entry)
             return
-        self._call_fail(entry[0], TIMEOUT)
+        self._call_fail(entry[0], TIMEOUT, entry[2])
 
-    def _call_ack(self, msg_id: MsgId) -> None:
+    def _call_ack(self, msg_id: MsgId, stream: str | None = None) -> None:
         self.stats.acked += 1
+        if stream is not None:
+            self._outcomes_of(stream)[0] += 1
         if self.collector.debug is not None:
             self.collector.debug.append(f"SPOUT Acking message {msg_id!r}")
         self.guarded(self.spout.ack, msg_id)
 
-    def _call_fail(self, msg_id: MsgId, reason: FailReason) -> None:
+    def _call_fail(self, msg_id: MsgId, reason: FailReason, stream: str | None = None) -> None:
         self.stats.failed += 1
+        if stream is not None:
+            self._outcomes_of(stream)[1] += 1
         kinds = self.stats.fail_reasons
         kinds[reason.kind] = kinds.get(reason.kind, 0) + 1
         if self.collector.debug is not None:
@@ -272,6 +277,13 @@ class SpoutTask:
             self.guarded(self.spout.fail, msg_id, reason)
         else:
             self.guarded(self.spout.fail, msg_id)
+
+    def _outcomes_of(self, stream: str) -> list[int]:
+        """[acked, failed] trees emitted on ``stream`` (Storm UI's spout output stats)."""
+        outcomes = self.stats.stream_outcomes.get(stream)
+        if outcomes is None:
+            outcomes = self.stats.stream_outcomes[stream] = [0, 0]
+        return outcomes
 
     def call_under_way(self) -> tuple[str, Any] | None:
         """The spout's call running now and a progress marker (the watchdog's probe)."""

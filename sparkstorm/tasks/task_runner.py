@@ -20,6 +20,14 @@ from sparkstorm.reliability.acker import Acker
 from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollector
 from sparkstorm.reliability.debug import note_bolt_calls
 from sparkstorm.reliability.ids import id_source
+from sparkstorm.tasks.input_stats import (
+    EXECUTE_SECS,
+    EXECUTED,
+    copy_totals,
+    count_outcomes,
+    entry,
+    sole_input,
+)
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.pickling import dumps
 from sparkstorm.tasks.stateful import (
@@ -114,6 +122,8 @@ class BoltTask:
         """``prepare`` or ``cleanup`` while the bolt's one runs, for the watchdog."""
         self.report_stats: Callable[[TaskStats], None] | None = None
         """The executor's own counters into the task's statistics (stateful, windowed, acker)."""
+        self.sole_input: tuple[str, str] | None = None
+        """The one input every tuple comes from; None: inputs are counted per tuple."""
         if component_id == ACKER_COMPONENT_ID:
             acker = Acker(stateful=bool(plan.stateful_tasks))
             self.bolt: Bolt = acker
@@ -130,6 +140,9 @@ class BoltTask:
             executor = WindowedBoltExecutor(obj)
         if executor is not None:
             self.bolt, self.report_stats = executor, executor.report_stats
+        self.sole_input = sole_input(plan, component_id)
+        if self.sole_input is None:
+            count_outcomes(self.collector, lambda: self.stats)
 
     def call_under_way(self) -> tuple[str, Any] | None:
         """The bolt's call running now and a progress marker (the watchdog's probe).
@@ -188,6 +201,8 @@ class BoltTask:
         elif isinstance(self.bolt, Acker):
             # the acker applies a superstep's messages at once; it counts the roots they name
             executed = self.bolt.execute_batch(tuples)
+        elif self.sole_input is None:
+            self._run_counting(tuples)
         else:
             wall = time.time
             for tup in tuples:
@@ -196,11 +211,7 @@ class BoltTask:
                 try:
                     execute(tup)
                 except Exception as exc:
-                    collector.report_error(exc)
-                    text = f"{type(exc).__name__}: {exc}"
-                    collector.fail_with(
-                        tup, FailReason("error", self.component_id, self.task_id, text)
-                    )
+                    self._raised(tup, exc)
         self.current = None
         collector.flush_acks()
         stats = self.stats
@@ -209,8 +220,34 @@ class BoltTask:
         stats.emitted, stats.transferred = collector.emitted, collector.transferred
         stats.acked, stats.failed = collector.acked, collector.failed
         stats.process_secs = collector.process_secs
+        stats.streams = collector.stream_counts()
+        if self.sole_input is not None:
+            copy_totals(stats, self.sole_input)
         if self.report_stats is not None:
             self.report_stats(stats)
+
+    def _run_counting(self, tuples: list[Tuple]) -> None:
+        """:meth:`run`'s loop for a bolt with several inputs: each timed per input."""
+        execute, inputs = self.bolt.execute, self.stats.inputs
+        wall = time.time
+        for tup in tuples:
+            self.current = tup
+            figures = inputs.get((tup.source_component, tup.source_stream))
+            if figures is None:
+                figures = entry(self.stats, tup)
+            figures[EXECUTED] += 1
+            tup.received_at = started = wall()
+            try:
+                execute(tup)
+            except Exception as exc:
+                self._raised(tup, exc)
+            figures[EXECUTE_SECS] += wall() - started
+
+    def _raised(self, tup: Tuple, exc: Exception) -> None:
+        """``execute`` raised on ``tup``: report it and fail the input's trees (``error``)."""
+        self.collector.report_error(exc)
+        text = f"{type(exc).__name__}: {exc}"
+        self.collector.fail_with(tup, FailReason("error", self.component_id, self.task_id, text))
 
     def cleanup(self) -> None:
         """Call the bolt's ``cleanup``; errors are reported, not raised."""

@@ -84,11 +84,13 @@ class StreamRoute:
         "component_id",
         "direct",
         "direct_tasks",
+        "emitted",
         "fields",
         "n_fields",
         "stream_id",
         "subscribed",
         "targets",
+        "transferred",
     )
 
     def __init__(self, component_id: str, stream_id: str, info: StreamInfo) -> None:
@@ -103,6 +105,10 @@ class StreamRoute:
         """Target tasks for ``values``, in subscriber order; ``counter`` drives shuffle."""
         self.subscribed = False
         """Whether any bolt subscribes other than by direct grouping."""
+        self.emitted = 0
+        """Emits on this stream by the task that holds the route (Storm UI's output stats)."""
+        self.transferred = 0
+        """Tuples those emits sent to subscribing tasks."""
 
     def add_subscriber(self, kind: str, tasks: list[int], key: Fields | None) -> None:
         """Register a subscribing bolt's tasks under ``kind`` grouping."""

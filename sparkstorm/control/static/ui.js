@@ -28,6 +28,14 @@ const TASK_COLUMNS = [
   ["acked", "Acked"], ["failed", "Failed"], ["pending", "Pending"], ["prepares", "Prepares"],
   ["stateBytes", "State bytes"], ["worker", "Worker"],
 ];
+// Storm UI's per-stream tables of a component's page.
+const INPUT_COLUMNS = [
+  ["component", "Component"], ["stream", "Stream"], ["executed", "Executed"],
+  ["executeLatency", "Execute ms"], ["processLatency", "Process ms"], ["acked", "Acked"],
+  ["failed", "Failed"],
+];
+const OUTPUT_COLUMNS = [["stream", "Stream"], ["emitted", "Emitted"], ["transferred", "Transferred"]];
+const SPOUT_OUTPUT_COLUMNS = [...OUTPUT_COLUMNS, ["acked", "Acked"], ["failed", "Failed"]];
 // The continuous mode's workers: where each runs, what it holds, what waits in it.
 const WORKER_COLUMNS = [
   ["worker", "Worker"], ["host", "Host"], ["pid", "Process"], ["tasks", "Tasks"],
@@ -198,6 +206,11 @@ function showComponent(detail) {
   const spout = detail.componentType === "spout";
   document.getElementById(spout ? "bolts-section" : "spouts-section").hidden = true;
   fill(document.getElementById(spout ? "spouts" : "bolts"), spout ? SPOUT_COLUMNS : BOLT_COLUMNS, [detail], false);
+  document.getElementById("inputs-section").hidden = spout;
+  fill(document.getElementById("inputs"), INPUT_COLUMNS, detail.inputStats || [], false);
+  document.getElementById("outputs-section").hidden = false;
+  fill(document.getElementById("outputs"), spout ? SPOUT_OUTPUT_COLUMNS : OUTPUT_COLUMNS,
+    detail.outputStats || [], false);
   document.getElementById("tasks-section").hidden = false;
   fill(document.getElementById("tasks"), TASK_COLUMNS, detail.executorStats, false);
   const errors = detail.componentErrors.map((e) => ({ ...e, component: detail.id, time: clock(e) }));
