@@ -58,6 +58,7 @@ def test_main_command_runs_on_spark_with_its_ui_and_no_superstep_warnings():
     output = proc.stdout + proc.stderr
     assert "locally checkpointed" not in output  # Spark warned once per superstep
     assert " WARN " not in output  # Spark's log goes to its file, named at start
+    assert "WARNING: Using incubator modules" not in output  # the JVM's, on every start
     log_file = Path(proc.stdout.split("Spark log: ")[1].split()[0])
     assert " WARN " in log_file.read_text()
 

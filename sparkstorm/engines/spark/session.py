@@ -68,6 +68,7 @@ def _get_or_create(builder: SparkSession.Builder) -> SparkSession:
 
     def start() -> None:
         try:
+            _launch_gateway(builder)
             outcome["session"] = builder.getOrCreate()
         except BaseException as exc:  # re-raised in the caller's thread
             outcome["error"] = exc
@@ -140,6 +141,41 @@ def create_session(
         session.sparkstorm_log_file = log_file  # type: ignore[attr-defined]
     quiet_superstep_warnings(session)
     return session
+
+
+QUIET_JVM_LINES = ("WARNING: Using incubator modules",)
+"""Lines of the JVM's own stderr not passed on: Spark adds ``jdk.incubator.vector`` to
+every JVM it starts (for MLlib's BLAS), and the JVM says so on every run."""
+
+
+def _launch_gateway(builder: SparkSession.Builder) -> None:
+    """Start the JVM for ``builder``, its stderr passed on but for :data:`QUIET_JVM_LINES`.
+
+    PySpark starts it on the first ``getOrCreate`` with this process's stderr; started
+    here with the same settings, the session then takes it as its own. Spark's log goes
+    to a file (:func:`_log_config`), so little else comes that way, and all of it shows.
+    """
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    options = getattr(builder, "_options", None)  # PySpark's, since 2.0
+    if SparkContext._gateway is not None or options is None:
+        return
+    conf = SparkConf()
+    for key, value in options.items():
+        conf.set(key, value)
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})  # type: ignore[no-untyped-call]
+    jvm_stderr = gateway.proc.stderr
+
+    def pass_on() -> None:
+        for line in iter(jvm_stderr.readline, b""):
+            text = line.decode(errors="replace")
+            if not text.startswith(QUIET_JVM_LINES):  # a notebook's stderr takes text only
+                sys.stderr.write(text)
+                sys.stderr.flush()
+
+    threading.Thread(target=pass_on, name="sparkstorm-jvm-stderr", daemon=True).start()
+    SparkContext._gateway, SparkContext._jvm = gateway, gateway.jvm
 
 
 def _log_file() -> Path:
