@@ -172,6 +172,7 @@ def _component(
             "completeLatency": round(row.get("complete_latency_ms", 0.0), 3),
             "completeLatencyP50": round(row.get("complete_latency_p50_ms", 0.0), 3),
             "completeLatencyP99": round(row.get("complete_latency_p99_ms", 0.0), 3),
+            "completeLatencyMax": round(row.get("complete_latency_max_ms", 0.0), 3),
             "failReasons": row.get("fail_reasons", {}),
             "spoutBatch": row.get("spout_batch"),
         }

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from sparkstorm.tasks.metrics import Latencies, TaskStats, grouped, percentile_ms
+from sparkstorm.tasks.metrics import Latencies, TaskStats, grouped, max_ms, percentile_ms
 
 COUNTERS = ("emitted", "transferred", "acked", "failed", "executed")
 WINDOWS = {"600": 600.0, "10800": 10800.0, "86400": 86400.0, ":all-time": None}
@@ -133,6 +133,7 @@ def _difference(new: Sample, old: Sample, component: str) -> dict[str, Any]:
     histogram.subtract(old.latencies.get(component, {}))
     figures["completeLatencyP50"] = _rounded(percentile_ms(histogram, 0.50))
     figures["completeLatencyP99"] = _rounded(percentile_ms(histogram, 0.99))
+    figures["completeLatencyMax"] = _rounded(max_ms(histogram))
     figures["failReasons"] = {
         key.removeprefix("failed:"): int(n)
         for key, n in delta.items()

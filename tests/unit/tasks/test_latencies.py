@@ -38,3 +38,14 @@ def test_a_million_trees_keep_a_few_hundred_numbers_and_the_exact_mean():
 def test_no_trees_no_percentile():
     assert percentile_ms({}, 0.5) is None
     assert by_component([TaskStats("s", 1)], 1.0)["s"]["complete_latency_p99_ms"] == 0.0
+
+
+def test_a_mean_above_the_p99_is_a_few_very_slow_trees_and_the_max_says_how_slow():
+    """999 trees of 4 ms and 1 of 30 s (the first, while Spark warmed up): mean 34 ms."""
+    stats = TaskStats("spout", 1, complete_latencies=[0.004] * 999 + [30.0])
+    row = by_component([stats], 1.0)["spout"]
+    assert row["complete_latency_ms"] == pytest.approx(1000 * (0.004 * 999 + 30) / 1000)
+    assert row["complete_latency_p99_ms"] == pytest.approx(4.0, rel=0.01)
+    assert row["complete_latency_ms"] > 8 * row["complete_latency_p99_ms"]
+    assert row["complete_latency_max_ms"] == pytest.approx(30_000, rel=0.02)
+    assert row["complete_latency_max_ms"] >= 30_000  # a bucket's top: never below the longest
