@@ -294,6 +294,26 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECS",
         help="the longest the drain may last before what is pending fails (default 30)",
     )
+    state = sub.add_parser(
+        "state",
+        help="a topology's committed state as of its last checkpoint (what a restart loads)",
+    )
+    state.add_argument("name", help="the topology's name (--name of its run; its file's stem)")
+    state.add_argument(
+        "--from",
+        dest="target",
+        default=None,
+        metavar="FILE_OR_MODULE[:ATTR]",
+        help="take the state provider from this topology's configuration",
+    )
+    state.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
+    state.add_argument("--component", default=None, help="only this component")
+    state.add_argument(
+        "--limit", type=int, default=20, help="keys shown per component, 0 for all (default 20)"
+    )
+    state.add_argument(
+        "--json", action="store_true", help="every key, one JSON object a line, nothing else"
+    )
     for verb, text in (
         ("activate", "ask a deactivated topology's spouts for tuples again"),
         ("deactivate", "stop asking the spouts for tuples; what is in flight completes"),
@@ -342,6 +362,45 @@ def control(args: argparse.Namespace) -> int:
         print(f"{args.name}: stopping (draining for up to {args.wait:g}s)")
     else:
         print(f"{args.name}: {args.command}d")
+    return EXIT_OK
+
+
+def show_state(args: argparse.Namespace) -> int:
+    """``state``: the committed state of a topology, read from its state provider."""
+    from sparkstorm.state import read_committed_state
+
+    try:
+        conf = resolve_target(args.target)[1] if args.target else {}
+        conf.update(parse_conf(args.conf))
+        state = read_committed_state(args.name, conf)
+    except (UsageError, InvalidTopologyError, ValueError) as exc:
+        print(f"sparkstorm: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except SparkStormError as exc:
+        print(f"sparkstorm: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    components = [args.component] if args.component else state.components
+    if args.json:
+        for component, task, key, value in state.items():
+            if component in components:
+                row = {"component": component, "task": task, "key": key, "value": value}
+                print(json.dumps(row, default=repr))
+        return EXIT_OK
+    where = f" at {state.where}" if state.where else ""
+    if state.txid < 0:
+        print(f"{args.name}: no checkpoint committed in the {state.provider} provider{where}")
+        return EXIT_OK
+    print(f"{args.name}: checkpoint {state.txid}, in the {state.provider} provider{where}")
+    for component in components:
+        tasks = [t for t in state.tasks if t.component == component and not t.windows]
+        pairs = sorted(
+            ((k, v) for t in tasks for k, v in t.data.items()), key=lambda kv: repr(kv[0])
+        )
+        print(f"\n{component}: {len(pairs):,} keys in {len(tasks)} task(s)")
+        for key, value in pairs[: args.limit or None]:
+            print(f"  {key!r}: {value!r}")
+        if args.limit and len(pairs) > args.limit:
+            print(f"  ... {len(pairs) - args.limit:,} more (--limit 0 shows all, --json reads)")
     return EXIT_OK
 
 
@@ -437,6 +496,8 @@ def setup_logging() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     args = build_parser().parse_args(argv)  # bad usage: argparse exits with 2
+    if args.command == "state":
+        return show_state(args)
     if args.command != "run":
         return control(args)
     setup_logging()

@@ -82,6 +82,12 @@ class Store(Protocol):
     def load(self, task: str) -> tuple[int, dict[Any, Any]]:
         """A task's committed (txid, data), rolled forward to the marker."""
 
+    def tasks(self) -> list[str]:
+        """The tasks (``component:task``, ``...:windows``) with state in the store."""
+
+    def read(self, task: str) -> tuple[int, dict[Any, Any]]:
+        """What :meth:`load` gives, without writing anything (for readers outside a run)."""
+
     def stage(self, task: str, txid: int, changes: Changes) -> None:
         """Keep ``changes`` durably under ``txid``, invisible until the marker reaches it."""
 
@@ -157,6 +163,14 @@ class MemoryStore:
         """The task's committed (txid, data), rolled forward to the marker."""
         return -1, {}
 
+    def tasks(self) -> list[str]:
+        """None: each task's state lives in its own process."""
+        return []
+
+    def read(self, task: str) -> tuple[int, dict[Any, Any]]:
+        """Nothing: each task's state lives in its own process."""
+        return -1, {}
+
     def stage(self, task: str, txid: int, changes: Changes) -> None:
         """Keep ``changes`` under ``txid`` until the marker reaches it."""
 
@@ -227,22 +241,50 @@ class RedisStore:
 
     def load(self, task: str) -> tuple[int, dict[Any, Any]]:
         """The task's committed (txid, data), rolled forward to the marker."""
+        txid, later = self._committed_since(task)
+        for committed, changes in later:  # committed, not yet folded: fold them now
+            self.commit(task, committed, changes, dict)
+            txid = committed
+        return txid, self._data(task)
+
+    def read(self, task: str) -> tuple[int, dict[Any, Any]]:
+        """What :meth:`load` gives, without writing: staged commits applied in memory."""
+        txid, later = self._committed_since(task)
+        data = self._data(task)
+        for committed, changes in later:
+            apply(data, changes)
+            txid = committed
+        return txid, data
+
+    def tasks(self) -> list[str]:
+        """The tasks with state here: each has a txid once it folded, a staged set before."""
+        found = set()
+        for raw in self.client.scan_iter(match=f"{self.prefix}:*", count=1000):
+            key = raw.decode() if isinstance(raw, bytes) else str(raw)
+            for suffix in (":txid", ":staged"):
+                if key.endswith(suffix) and not key.endswith(":committed" + suffix):
+                    found.add(key[len(self.prefix) + 1 : -len(suffix)])
+        return sorted(found)
+
+    def _committed_since(self, task: str) -> tuple[int, list[tuple[int, Changes]]]:
+        """The task's folded txid, and the changes staged after it that the marker commits."""
         key, marker = self._key(task), self.committed_txid()
         own = self.client.get(f"{key}:txid")
         txid = -1 if own is None else int(own)
         staged = sorted(int(t) for t in self.client.smembers(f"{key}:staged"))
-        for later in [t for t in staged if txid < t <= marker]:  # committed, not yet folded
-            raw = self.client.hgetall(f"{key}:staged:{later}")
+        later = []
+        for committed in [t for t in staged if txid < t <= marker]:
+            raw = self.client.hgetall(f"{key}:staged:{committed}")
             changes = {
                 self.codec.loads(k): DELETED if v == self._TOMBSTONE else self.codec.loads(v)
                 for k, v in raw.items()
             }
-            self.commit(task, later, changes, dict)
-            txid = later
-        data = {
-            self.codec.loads(k): self.codec.loads(v) for k, v in self.client.hgetall(key).items()
-        }
-        return txid, data
+            later.append((committed, changes))
+        return txid, later
+
+    def _data(self, task: str) -> dict[Any, Any]:
+        raw = self.client.hgetall(self._key(task))
+        return {self.codec.loads(k): self.codec.loads(v) for k, v in raw.items()}
 
     def stage(self, task: str, txid: int, changes: Changes) -> None:
         """Keep ``changes`` under ``txid`` until the marker reaches it."""
@@ -293,7 +335,12 @@ class DirectoryStore:
     durable = True
 
     def __init__(
-        self, config: dict[str, Any], topology: str, filesystem: FileSystem | None = None
+        self,
+        config: dict[str, Any],
+        topology: str,
+        filesystem: FileSystem | None = None,
+        *,
+        create: bool = True,
     ) -> None:
         path = config.get("path")
         if not path:
@@ -305,7 +352,8 @@ class DirectoryStore:
             raise ValueError(msg)
         self.fs, root = (filesystem, str(path)) if filesystem else _open_filesystem(str(path))
         self.root = f"{root.rstrip('/')}/{topology}"
-        self.fs.create_dir(self.root)
+        if create:  # a reader (``create=False``) leaves no folder behind for a wrong name
+            self.fs.create_dir(self.root)
         self._sync = isinstance(self.fs, LocalFileSystem)
 
     def _markers(self) -> dict[int, str]:
@@ -353,7 +401,22 @@ class DirectoryStore:
 
     def load(self, task: str) -> tuple[int, dict[Any, Any]]:
         """The task's committed (txid, data), rolled forward to the marker."""
-        path, marker = self._dir(task), self.committed_txid()
+        self._dir(task)
+        return self.read(task)
+
+    def tasks(self) -> list[str]:
+        """The tasks with state here: the folders holding base or delta files."""
+        selector = FileSelector(self.root, allow_not_found=True, recursive=True)
+        found = set()
+        for info in self.fs.get_file_info(selector):
+            if info.base_name.startswith(("base-", "delta-")) and not info.base_name.endswith("~"):
+                folder = info.path.rsplit("/", 1)[0]
+                found.add(folder[len(self.root) + 1 :].replace("/", ":"))
+        return sorted(found)
+
+    def read(self, task: str) -> tuple[int, dict[Any, Any]]:
+        """The task's committed (txid, data), rolled forward to the marker; writes nothing."""
+        path, marker = f"{self.root}/{task.replace(':', '/')}", self.committed_txid()
         bases = {t: f for t, f in self._files(path, "base").items() if t <= marker}
         txid = max(bases, default=-1)
         data: dict[Any, Any] = pickle.loads(self._read(bases[txid])) if bases else {}
