@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sparkstorm._types import ROLLBACK, TIMEOUT
+from sparkstorm._types import ROLLBACK, TIMEOUT, FailReason
 from sparkstorm.config import (
     TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS,
     TOPOLOGY_MESSAGE_TIMEOUT_SECS,
@@ -134,6 +134,7 @@ class Checkpoints(CheckpointStore):
         self._failures: dict[int, int] = {}
         self._timeouts = 0  # trees the spouts timed out, as last seen
         self._rollback = False
+        self._culprits: dict[int, FailReason] = {}
         self.dirty = False
         """Whether a spout emitted or a tick fired since the last checkpoint's prepare."""
 
@@ -160,6 +161,7 @@ class Checkpoints(CheckpointStore):
             if stats.state_failures > seen:
                 self._rollback = True
             self._failures[stats.task] = stats.state_failures
+            self._culprits.update(stats.culprits)
 
     def rows(self, now: float) -> list[Row]:
         """The checkpoint instructions to send in this step (before every other row)."""
@@ -207,7 +209,8 @@ class Checkpoints(CheckpointStore):
         )
 
     def _roll_back(self, now: float) -> list[Row]:
-        self.runtime.discard_pending(ROLLBACK)  # takes a running superstep's result first
+        self.runtime.discard_pending(ROLLBACK, self._culprits)  # a running one's result first
+        self._culprits = {}
         self._rollback, self.phase, self._prepared = False, RUNNING, None
         self.rollbacks += 1
         self.next_due = now + self.interval

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from sparkstorm._types import ROLLBACK, TIMEOUT
+from sparkstorm._types import ROLLBACK, TIMEOUT, FailReason
 from sparkstorm.control.checkpoints import COMMITTING, DRAINING, RUNNING, CheckpointStore
 from sparkstorm.engines.continuous.worker import FAIL_PENDING, PAUSE, ROLL_BACK, SYSTEM
 from sparkstorm.state.stores import Sources
@@ -130,6 +130,10 @@ class ContinuousCheckpoints(CheckpointStore):
 
     def _roll_back(self, now: float) -> None:
         runtime = self.runtime
+        culprits: dict[int, FailReason] = {}  # as the tasks said before they roll back
+        for task in self.tasks:
+            if task in runtime.latest_stats:
+                culprits.update(runtime.latest_stats[task].culprits)
         self.generation += 1
         tasks = self.tasks + self.ackers
         runtime.engine.command((ROLL_BACK, self.committed, tasks, self.generation))
@@ -137,7 +141,7 @@ class ContinuousCheckpoints(CheckpointStore):
         for report in arrived:
             runtime.take_report(report)
         self._failed()  # what the rolled-back tasks counted is seen
-        runtime.engine.command((FAIL_PENDING, ROLLBACK))
+        runtime.engine.command((FAIL_PENDING, ROLLBACK, culprits))
         self.phase = RUNNING
         self.rollbacks += 1
         self.next_due = now + self.interval

@@ -281,11 +281,14 @@ class TopologyRuntime:
         for component, stream, values in captured:
             self.captured.setdefault((component, stream), []).append(values)
 
-    def discard_pending(self, reason: FailReason) -> None:
+    def discard_pending(
+        self, reason: FailReason, culprits: dict[int, FailReason] | None = None
+    ) -> None:
         """Drop every tuple in flight and fail every pending tree with ``reason`` (a rollback).
 
-        Outcomes already decided are delivered first; what the spouts emit in ``fail``
-        (replays) goes out with the next superstep.
+        Outcomes already decided are delivered first, then the ``culprits`` (trees whose
+        processing called for the rollback, by root) fail with their own reason; what the
+        spouts emit in ``fail`` (replays) goes out with the next superstep.
         """
         running = self.engine.collect()
         if running is not None:
@@ -294,6 +297,7 @@ class TopologyRuntime:
         self._in_flight = 0
         self._deliver_outcomes(self.now())
         for spout in self.spouts.values():
+            spout.fail_culprits(culprits or {})
             spout.fail_pending(reason)
 
     def _fire_ticks(self, now: float) -> list[Row]:

@@ -9,12 +9,37 @@ what changed, not the state's size (see :mod:`sparkstorm.state.stores`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from sparkstorm.state.stores import DELETED, Changes, Store, apply, open_store
+from sparkstorm.errors import ComponentStateError
+from sparkstorm.state.stores import (
+    DELETED,
+    Changes,
+    Store,
+    apply,
+    open_store,
+    serializer_of,
+    store_dumps,
+    unstorable,
+    unstorable_message,
+)
 
 _MISSING: Any = object()
+
+
+class StateValueError(ComponentStateError):
+    """A key or value put in a ``KeyValueState`` that its store cannot serialize.
+
+    ``roots`` are the trees whose processing put such entries there (the engine fails
+    them as their own failure, and rolls the rest back without counting an attempt).
+
+    .. versionadded:: 0.2.0
+    """
+
+    def __init__(self, message: str, roots: set[int]) -> None:
+        super().__init__(message)
+        self.roots = roots
 
 
 class KeyValueState:
@@ -34,6 +59,9 @@ class KeyValueState:
         self.txid, self._data = self.store.load(task)
         self._changes: Changes = {}
         self._staged: dict[int, Changes] = {}
+        self.writer: dict[int, int] | None = None
+        """The trees of the input being executed (its roots), set by the engine."""
+        self._writers: dict[Any, dict[int, int]] = {}
 
     @property
     def _committed(self) -> dict[Any, Any]:
@@ -63,6 +91,8 @@ class KeyValueState:
     def put(self, key: Any, value: Any) -> None:
         """Set ``key`` to ``value``."""
         self._changes[key] = value
+        if self.writer:
+            self._writers[key] = self.writer
 
     def get(self, key: Any, default: Any = None) -> Any:
         """The value of ``key``, or ``default`` when it has none."""
@@ -106,7 +136,22 @@ class KeyValueState:
     def prepare(self, txid: int) -> int:
         """Stage the changes since the last checkpoint under ``txid``; return how many."""
         changes, self._changes = self._changes, {}
-        self.store.stage(self._where[3], txid, changes)
+        writers, self._writers = self._writers, {}
+        try:
+            self.store.stage(self._where[3], txid, changes)
+        except Exception as exc:
+            dumps = store_dumps(self.store)
+            found = unstorable(changes, dumps)
+            if found is None:
+                raise
+            message = unstorable_message(self._where[3], serializer_of(self.store), found)
+            roots = {
+                root
+                for key, value in changes.items()
+                if unstorable({key: value}, dumps) is not None
+                for root in writers.get(key, {})
+            }
+            raise StateValueError(message, roots) from exc
         self._staged[txid] = changes
         return len(changes)
 
@@ -123,14 +168,42 @@ class KeyValueState:
         """Drop every change not committed: back to the last checkpoint."""
         self._changes.clear()
         self._staged.clear()
+        self._writers.clear()
 
     # -- snapshots (Spark moves a task between worker processes) ------------------------
+    def take_unstorable(self, dumps: Callable[[Any], bytes]) -> StateValueError | None:
+        """Take the changes ``dumps`` refuses out of the state; the error naming them.
+
+        For a snapshot that must travel (the Spark engine's superstep mode): the rollback
+        that follows drops every uncommitted change anyway, and fails the trees that
+        wrote these as their own failure.
+        """
+        bad = {k: v for k, v in self._changes.items() if unstorable({k: v}, dumps) is not None}
+        if not bad:
+            return None
+        found = unstorable(bad, dumps)
+        assert found is not None
+        roots = {root for key in bad for root in self._writers.get(key, {})}
+        for key in bad:
+            del self._changes[key]
+            self._writers.pop(key, None)
+        return StateValueError(unstorable_message(self._where[3], "pickle", found), roots)
+
+    def unpicklable(self, dumps: Callable[[Any], bytes]) -> str | None:
+        """What in this state ``dumps`` refuses (for a snapshot), said in one line; or None."""
+        entries: dict[Any, Any] = {}
+        for part in (self._data or {}, *self._staged.values(), self._changes):
+            entries.update(part)
+        found = unstorable(entries, dumps)
+        return None if found is None else unstorable_message(self._where[3], "pickle", found)
+
     def __getstate__(self) -> dict[str, Any]:
         state = {
             "where": self._where,
             "txid": self.txid,
             "changes": self._changes,
             "staged": self._staged,
+            "writers": self._writers,
         }
         if not self.store.durable:  # the committed state exists nowhere else
             state["committed"] = self._committed
@@ -139,6 +212,7 @@ class KeyValueState:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self._where, self._store = state["where"], None
         self._changes, self._staged = state["changes"], state["staged"]
+        self._writers, self.writer = state.get("writers", {}), None
         self.txid = state["txid"]
         self._data = state.get("committed")  # None: read from the store when first needed
 

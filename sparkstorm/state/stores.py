@@ -129,6 +129,58 @@ def unreachable(provider: str, config: dict[str, Any], error: BaseException) -> 
     )
 
 
+def unstorable(
+    entries: dict[Any, Any], dumps: Callable[[Any], bytes]
+) -> tuple[Any, Any, Exception] | None:
+    """The first (key, item, error) of ``entries`` whose key or value ``dumps`` refuses."""
+    for key, value in entries.items():
+        for item in (key, value):
+            if item is DELETED:
+                continue
+            try:
+                dumps(item)
+            except Exception as exc:
+                return key, item, exc
+    return None
+
+
+def store_dumps(store: Store) -> Callable[[Any], bytes]:
+    """How ``store`` serializes a key or a value."""
+    codec = getattr(store, "codec", None)
+    if codec is not None:
+        return codec.dumps  # type: ignore[no-any-return]
+    return lambda value: pickle.dumps(value, protocol=5)
+
+
+def unstorable_message(where: str, serializer: str, found: tuple[Any, Any, Exception]) -> str:
+    """One line: which task, key and value type cannot be stored, and what to do instead."""
+    component, _, task = where.partition(":")
+    key, item, error = found
+    what = "key" if item is key else f"value of key {key!r}"
+    return (
+        f"bolt {component!r} (task {task}): state {what} is a {_type_name(item)}, which "
+        f"the {serializer} serializer cannot store "
+        f"({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}); "
+        f"put plain data (numbers, strings, lists, dicts, dataclasses) in KeyValueState, "
+        f"and keep clients, locks and files in attributes made in prepare()"
+    )
+
+
+def _type_name(item: Any) -> str:
+    kind = type(item)
+    return (
+        kind.__qualname__
+        if kind.__module__ == "builtins"
+        else f"{kind.__module__}.{kind.__qualname__}"
+    )
+
+
+def serializer_of(store: Store) -> str:
+    """The name of the serializer ``store`` writes with."""
+    codec = getattr(store, "codec", None)
+    return "json" if codec is not None and codec.json else "pickle"
+
+
 def apply(data: dict[Any, Any], changes: Changes) -> None:
     """Apply ``changes`` to ``data`` in place."""
     for key, value in changes.items():

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from sparkstorm._types import FailReason
+
 BUCKET = math.log(1.02)
 """Complete latencies are counted in buckets 2% wide."""
 
@@ -106,6 +108,11 @@ class TaskStats:
     """Spout, after a restart: messages delivered again whose effect was committed already
     (acked, not emitted; see :mod:`sparkstorm.tasks.committed_sources`)."""
     fail_reasons: dict[str, int] = field(default_factory=dict)
+    culprits: dict[int, FailReason] = field(default_factory=dict)
+    """Stateful bolt: trees whose processing calls for the next rollback (a failed or
+    raising input, a state value that cannot be stored, a window that raised), by root,
+    with the reason their spout gets: they fail as their own failure, the rest of the
+    rollback's trees with ``rollback`` (see ``control/checkpoints``)."""
     streams: dict[str, list[int]] = field(default_factory=dict)
     """Per stream the task emitted on: [emitted, transferred] (Storm UI's output stats)."""
     stream_outcomes: dict[str, list[int]] = field(default_factory=dict)

@@ -244,6 +244,18 @@ class SpoutTask:
             )
             self.collector.report_error(SparkStormError(msg))
 
+    def fail_culprits(self, culprits: dict[int, FailReason]) -> None:
+        """Fail the pending trees among ``culprits`` (root -> reason) with their reason.
+
+        Before a rollback fails the rest with ``rollback``: a message whose processing
+        called for the rollback fails as its own failure (an attempt, so a source's
+        ``max_retries`` ends a poison message), the others replay without one.
+        """
+        for root, reason in culprits.items():
+            entry = self.pending.remove(root)
+            if entry is not None:
+                self._call_fail(entry[0], reason, entry[2])
+
     def fail_pending(self, reason: FailReason) -> None:
         """Fail every pending msg id with ``reason``; what ``fail`` emits is sent as usual."""
         self.sealed = set()

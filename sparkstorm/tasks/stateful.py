@@ -12,12 +12,13 @@ effect must not be committed: the task does not stage and the driver rolls back.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from sparkstorm._types import FailReason
 from sparkstorm.config import TOPOLOGY_NAME, TOPOLOGY_STATE_PROVIDER, provider_config
 from sparkstorm.reliability.collectors import OutputCollector
-from sparkstorm.state.key_value import KeyValueState
+from sparkstorm.state.key_value import KeyValueState, StateValueError
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.windowed import PersistentWindowExecutor
 from sparkstorm.topology.components import Bolt
@@ -43,6 +44,8 @@ class StatefulOutputCollector(OutputCollector):
         """An ack or fail of an input received before this (wall time) is dropped: the
         rollback failed its tree and forgot what the input changed."""
         self.state_failures = 0
+        self.culprits: dict[int, FailReason] = {}
+        """Trees to fail as their own failure at the next rollback (see ``TaskStats``)."""
 
     def ack(self, tup: Tuple) -> None:
         """Ack ``tup`` once a checkpoint holds its effect (Storm's stateful bolts do too)."""
@@ -59,7 +62,13 @@ class StatefulOutputCollector(OutputCollector):
         if tup.anchors_to_ids:
             self.unacked -= 1
             self.state_failures += 1  # what it changed may be in the state: roll back
+            self.blame(tup.anchors_to_ids, reason)
         super().fail_with(tup, reason)
+
+    def blame(self, roots: Iterable[int], reason: FailReason) -> None:
+        """Fail ``roots`` with ``reason`` at the rollback their processing calls for."""
+        for root in roots:
+            self.culprits[root] = reason
 
 
 class StatefulBoltExecutor(Bolt):
@@ -102,7 +111,13 @@ class StatefulBoltExecutor(Bolt):
             return
         if tup.anchors_to_ids:
             self.collector.unacked += 1
-        self.delegate.execute(tup)
+        state = self.state
+        assert state is not None
+        state.writer = tup.anchors_to_ids
+        try:
+            self.delegate.execute(tup)
+        finally:
+            state.writer = None
 
     def _checkpoint(self, action: str, txid: int) -> None:
         state, collector = self.state, self.collector
@@ -120,6 +135,9 @@ class StatefulBoltExecutor(Bolt):
             except Exception as exc:
                 collector.report_error(exc)
                 collector.state_failures += 1
+                if isinstance(exc, StateValueError):  # the trees that put it there: theirs
+                    reason = FailReason("error", *self._where(), str(exc))
+                    collector.blame(exc.roots, reason)
                 return
             self.prepared_txid = txid
         elif action == "commit":
@@ -134,8 +152,29 @@ class StatefulBoltExecutor(Bolt):
             if self.windows is not None:
                 self.delegate.restore_windows(self.windows)  # type: ignore[attr-defined]
             collector.rolled_back_at, collector.unacked = time.time(), 0
+            collector.culprits = {}
             self.prepared_txid = -1
         # "stop" (the topology stops): a stateful window's tuples are in its state
+
+    def quarantine(self, dumps: Callable[[Any], bytes]) -> bool:
+        """Take what ``dumps`` refuses out of the state, as a staging error would.
+
+        A snapshot of the task (the superstep mode's) could not be pickled: entries that
+        cannot be stored are taken out, their trees blamed and a rollback called for, so
+        that every engine treats such a value alike. False: the state holds none.
+        """
+        assert self.state is not None
+        error = self.state.take_unstorable(dumps)
+        if error is None:
+            return False
+        collector = self.collector
+        collector.report_error(error)
+        collector.state_failures += 1
+        collector.blame(error.roots, FailReason("error", *self._where(), str(error)))
+        return True
+
+    def _where(self) -> tuple[str, int]:
+        return self.collector.component_id, self.collector.task_id
 
     def _states(self) -> list[KeyValueState]:
         assert self.state is not None
@@ -146,12 +185,14 @@ class StatefulBoltExecutor(Bolt):
         if isinstance(self.delegate, PersistentWindowExecutor):
             self.delegate.report_stats(stats)
         stats.state_failures = self.collector.state_failures
+        stats.culprits = dict(self.collector.culprits)
         stats.prepared_txid = self.prepared_txid
         stats.checkpoint_keys = self.checkpoint_keys
 
     def restore_counters(self, stats: TaskStats) -> None:
         """Continue the counters from a snapshot's ``stats`` (the task moved)."""
         self.collector.state_failures = stats.state_failures
+        self.collector.culprits = dict(stats.culprits)
         self.prepared_txid = stats.prepared_txid
         self.checkpoint_keys = stats.checkpoint_keys
 

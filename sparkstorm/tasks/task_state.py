@@ -77,6 +77,10 @@ def snapshot(task: BoltTask) -> bytes:
     try:
         pickled = pickle.dumps(state, protocol=5)
     except Exception:
+        stateful = task.bolt
+        if isinstance(stateful, StatefulBoltExecutor) and stateful.quarantine(dumps):
+            stateful.report_stats(task.stats)  # the failure and its culprits, this superstep
+            return snapshot(task)  # what the state cannot hold is out, its trees blamed
         pickled = _cloudpickled(task, state)
     stats = task.stats
     stats.snapshots += 1
@@ -91,6 +95,10 @@ def _cloudpickled(task: BoltTask, state: dict[str, Any]) -> bytes:
         return dumps(state)
     except Exception as exc:
         name = _culprit(state)
+        for held in _states_in(state.get(name)):
+            said = held.unpicklable(dumps)
+            if said is not None:  # a value inside KeyValueState: init_state made it
+                raise ComponentStateError(said) from exc
         msg = (
             f"bolt {task.component_id!r} (task {task.task_id}): attribute {name!r} "
             f"({type(state.get(name)).__name__}) cannot be pickled for the bolt's state "
@@ -98,6 +106,12 @@ def _cloudpickled(task: BoltTask, state: dict[str, Any]) -> bytes:
             f"create it in prepare()"
         )
         raise ComponentStateError(msg) from exc
+
+
+def _states_in(value: Any) -> list[KeyValueState]:
+    """The KeyValueStates ``value`` is or holds (a stateful executor's entry is a tuple)."""
+    values = value if isinstance(value, tuple) else (value,)
+    return [v for v in values if isinstance(v, KeyValueState)]
 
 
 def _culprit(state: dict[str, Any]) -> str:

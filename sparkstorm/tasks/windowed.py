@@ -377,7 +377,12 @@ class PersistentWindowExecutor(WindowedBoltExecutor):
         pass  # what the windows hold is acked, and saved at the next checkpoint
 
     def _fail_window(self, window: list[Tuple], exc: Exception) -> None:
-        self.collector.state_failures += 1  # type: ignore[attr-defined]
+        collector = self.collector
+        collector.state_failures += 1  # type: ignore[attr-defined]
+        text = f"window raised {type(exc).__name__}: {exc}"
+        reason = FailReason("error", collector.component_id, collector.task_id, text)
+        for tup in window:  # theirs to count: a window that always raises ends
+            collector.blame(tup.anchors_to_ids or (), reason)  # type: ignore[attr-defined]
 
     def window_state(self) -> dict[str, Any]:
         """The clocks and which tuples are fresh and expired: the tuples are in ``kv``."""

@@ -357,7 +357,7 @@ class Worker:
             elif command[0] == ROLL_BACK:
                 self._roll_back(*command[1:])
             elif command[0] == FAIL_PENDING:
-                self._fail_pending(command[1])
+                self._fail_pending(*command[1:])
 
     def _system(self, action: str, txid: int, tasks: list[int]) -> None:
         """A checkpoint instruction: to the local ``tasks``, ahead of what waits for them."""
@@ -386,11 +386,18 @@ class Worker:
         self.queued = 0
         self._system("rollback", txid, tasks)
 
-    def _fail_pending(self, reason: FailReason) -> None:
-        """After a rollback reached every worker: fail what the spouts track, resume them."""
+    def _fail_pending(
+        self, reason: FailReason, culprits: dict[int, FailReason] | None = None
+    ) -> None:
+        """After a rollback reached every worker: fail what the spouts track, resume them.
+
+        The ``culprits`` (trees whose processing called for the rollback) fail with their
+        own reason first.
+        """
         now = self.now()
         for spout in self.spouts.values():
             spout.begin(self.turns, now, self.ids[spout.task_id])
+            spout.fail_culprits(culprits or {})
             spout.fail_pending(reason)
             self._route(spout.drain(), now)  # replays, in the new generation
         self.paused = False

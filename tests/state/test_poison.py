@@ -1,0 +1,137 @@
+"""A message whose processing makes a rollback necessary is retried like any failure, then
+given up, and only it: the others replay without an attempt counted, and the run ends.
+
+One test per cause (a value the state cannot store, a stateful bolt that raises on it, a
+stateful window that always raises), each on every engine and mode.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from typing import Any
+
+import pytest
+
+from sparkstorm import Count, Fields, Spout, StatefulBolt, StatefulWindowedBolt, TopologyBuilder
+from sparkstorm._types import counts_as_attempt
+from tests.conftest import run_on
+from tests.state.test_exactly_once import conf_for
+
+N, POISON, MAX_RETRIES = 12, 5, 2
+
+
+class GivingUpSpout(Spout):
+    """Emits 0..N-1; replays a failure, but gives a message up after ``MAX_RETRIES``
+    retries that were its own failures (a rollback's are not), as the connectors do."""
+
+    def open(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
+        self.collector = collector
+        self.queue = list(range(N))
+        self.attempts: dict[int, int] = {}
+
+    def next_tuple(self) -> None:
+        if self.queue:
+            n = self.queue.pop(0)
+            self.collector.emit([n], msg_id=n)
+
+    def fail(self, msg_id: int, reason: Any = None) -> None:
+        if counts_as_attempt(reason):
+            self.attempts[msg_id] = self.attempts.get(msg_id, 0) + 1
+            if self.attempts[msg_id] > MAX_RETRIES:
+                return  # dead-lettered
+        self.queue.append(msg_id)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("n"))
+
+
+class Tally(StatefulBolt):
+    """Counts each number in its state; the poison one is stored as a lock, or raises."""
+
+    def __init__(self, poison: str) -> None:
+        self.poison = poison
+
+    def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
+        self.collector = collector
+
+    def init_state(self, state: Any) -> None:
+        self.state = state
+
+    def execute(self, tup: Any) -> None:
+        n = tup.values[0]
+        self.state.put(n, self.state.get(n, 0) + 1)
+        if n == POISON:
+            if self.poison == "lock":
+                self.state.put(("lock", n), threading.Lock())
+            else:
+                msg = f"{n} is poison"
+                raise ValueError(msg)
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        pass
+
+
+class AlwaysRaises(StatefulWindowedBolt):
+    def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
+        self.collector = collector
+
+    def init_state(self, state: Any) -> None:
+        self.state = state
+
+    def execute(self, window: Any) -> None:
+        msg = f"window of {len(window)} raised"
+        raise RuntimeError(msg)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        pass
+
+
+def run_with(engine: str, bolt: Any, tmp_path: Any) -> Any:
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", GivingUpSpout())
+    builder.set_bolt("tally", bolt, 2).shuffle_grouping("numbers")
+    provider = ("directory", {"path": str(tmp_path / "state")})
+    name = f"poison-{uuid.uuid4().hex[:8]}"
+    conf = conf_for(provider, **{"topology.message.timeout.secs": 30})
+    return run_on(engine, builder.create_topology(), conf, name=name, until_idle=True, duration=90)
+
+
+ENGINES = pytest.mark.parametrize("engine", ["local", "spark", "continuous"], indirect=True)
+
+
+@ENGINES
+@pytest.mark.parametrize("poison", ["lock", "raise"])
+def test_a_poison_message_is_retried_max_retries_times_then_given_up_alone(
+    engine, poison, tmp_path
+):
+    result = run_with(engine, Tally(poison), tmp_path)
+    spout = result.stats["numbers"]
+    assert spout["acked"] == N - 1  # every other message, however often it was rolled back
+    assert spout["fail_reasons"]["error"] == MAX_RETRIES + 1  # the poison's own: 3 attempts
+    assert spout["failed"] == spout["fail_reasons"]["error"] + spout["fail_reasons"].get(
+        "rollback", 0
+    )
+    errors = [e.message for e in result.errors if e.component == "tally"]
+    if poison == "lock":
+        assert any(
+            f"state value of key ('lock', {POISON}) is a _thread.lock, which the pickle "
+            f"serializer cannot store" in message
+            for message in errors
+        ), errors
+    else:
+        assert any(f"ValueError: {POISON} is poison" in message for message in errors), errors
+
+
+@ENGINES
+def test_a_window_that_always_raises_gives_its_messages_up_and_the_run_ends(engine, tmp_path):
+    result = run_with(engine, AlwaysRaises().with_tumbling_window(Count(3)), tmp_path)
+    spout = result.stats["numbers"]
+    # each of the two tasks may end with up to two tuples in a window that never fills:
+    # they are acked (after up to MAX_RETRIES failures in earlier windows); every other
+    # message is given up after its 3 attempts
+    acked, given_up = spout["acked"], N - spout["acked"]
+    assert acked <= 4
+    assert given_up * 3 <= spout["fail_reasons"]["error"] <= given_up * 3 + acked * MAX_RETRIES
+    assert any("window of 3 raised" in e.message for e in result.errors)
