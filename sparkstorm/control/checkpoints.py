@@ -40,7 +40,7 @@ from sparkstorm.config import (
     provider_config,
 )
 from sparkstorm.errors import InvalidTopologyError, StateStoreError
-from sparkstorm.state.stores import Sources, Store, open_store, unreachable
+from sparkstorm.state.stores import Sources, Store, open_store, probe, unreachable
 from sparkstorm.tasks.committed_sources import CommittedSources, sealed_keys
 from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import Row, checkpoint_tuple
@@ -56,6 +56,7 @@ class CheckpointStore:
     """What both modes' checkpoints share: the interval, the store, the counters."""
 
     def __init__(self, plan: Plan, conf: dict[str, Any]) -> None:
+        self.conf = conf
         self.tasks = plan.stateful_tasks
         self.ackers = plan.acker_tasks
         self.interval = conf[TOPOLOGY_STATE_CHECKPOINT_INTERVAL_MS] / 1000
@@ -75,6 +76,7 @@ class CheckpointStore:
         if self.tasks:
             provider, config = conf[TOPOLOGY_STATE_PROVIDER], provider_config(conf)
             try:
+                probe(provider, config)  # down at start: say so now, not after the retries
                 self.store = open_store(provider, config, conf[TOPOLOGY_NAME])
                 self.committed = self.store.committed_txid()
                 committed_sources = self.store.committed_sources()
@@ -109,7 +111,11 @@ class CheckpointStore:
     def mark_committed(self, txid: int, sealed: Sources, now: float) -> None:
         """Write the store's marker: ``txid`` is committed, completing ``sealed``'s messages."""
         assert self.store is not None
-        self.store.mark_committed(txid, self.sources.commit(sealed, now))
+        try:
+            self.store.mark_committed(txid, self.sources.commit(sealed, now))
+        except Exception as exc:  # down for longer than its retries wait: one line
+            provider, config = self.conf[TOPOLOGY_STATE_PROVIDER], provider_config(self.conf)
+            raise StateStoreError(unreachable(provider, config, exc)) from None
         self.committed, self.phase = txid, RUNNING
         self.commits += 1
 

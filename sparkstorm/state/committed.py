@@ -102,7 +102,7 @@ def open_reader(topology: str, conf: dict[str, Any]) -> tuple[Store, str, str]:
     where = redacted(str(config.get("url") or config.get("path") or ""))
     try:
         store: Store = (
-            RedisStore(config, topology)
+            RedisStore(config, topology, patient=False)
             if provider == "redis"
             else DirectoryStore(config, topology, create=False)
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from sparkstorm.errors import ComponentStateError
+from sparkstorm.errors import ComponentStateError, StateStoreError
 from sparkstorm.state.stores import (
     DELETED,
     Changes,
@@ -21,6 +21,7 @@ from sparkstorm.state.stores import (
     open_store,
     serializer_of,
     store_dumps,
+    unreachable,
     unstorable,
     unstorable_message,
 )
@@ -142,8 +143,9 @@ class KeyValueState:
         except Exception as exc:
             dumps = store_dumps(self.store)
             found = unstorable(changes, dumps)
-            if found is None:
-                raise
+            if found is None:  # the store, not the data: one line naming it
+                provider, config, _, _ = self._where
+                raise StateStoreError(unreachable(provider, config, exc)) from exc
             message = unstorable_message(self._where[3], serializer_of(self.store), found)
             roots = {
                 root

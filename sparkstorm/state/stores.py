@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import pickle
 import re
@@ -250,24 +251,52 @@ class _Codec:
         return json.loads(data) if self.json else pickle.loads(data)
 
 
+def redis_client(config: dict[str, Any], wait: float) -> Any:
+    """A Redis client for the provider ``config``; a call retries for about ``wait`` s.
+
+    Redis restarted mid-run is waited for (redis-py's retry, backing off from 50 ms to
+    1 s) for ``retry_secs`` (default ``wait``); every call the stores make is idempotent
+    (a MULTI/EXEC sent again writes the same), so a retried one cannot count twice.
+    """
+    import redis
+    from redis.backoff import ExponentialBackoff
+    from redis.retry import Retry
+
+    from sparkstorm.urls import checked_url
+
+    url = checked_url(
+        "the redis state provider",
+        config.get("url", "redis://127.0.0.1:6379/0"),
+        ("redis", "rediss", "unix"),
+        "redis://127.0.0.1:6379/0",
+    )
+    secs = float(config.get("retry_secs", wait)) if wait else 0.0
+    retries = 0 if secs <= 0 else 4 + math.ceil(secs)  # 0.05+0.1+0.2+0.4+0.8, then 1 s each
+    retry = Retry(ExponentialBackoff(cap=1.0, base=0.05), retries)
+    return redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5, retry=retry)
+
+
+def probe(provider: str, config: dict[str, Any]) -> None:
+    """Reach ``provider``'s store once, at once (a run's start: a store down is an error)."""
+    if provider_name(provider) == "redis":
+        client = redis_client(config, 0.0)
+        try:
+            client.ping()
+        finally:
+            client.close()
+
+
 class RedisStore:
     """State in Redis: a hash per task, staged changes beside it, one marker per topology."""
 
     durable = True
     _TOMBSTONE = b""  # neither serializer ever writes an empty value
 
-    def __init__(self, config: dict[str, Any], topology: str) -> None:
-        import redis
+    RETRY_SECS = 30.0
+    """How long a call waits for Redis to come back by default (``retry_secs``)."""
 
-        from sparkstorm.urls import checked_url
-
-        url = checked_url(
-            "the redis state provider",
-            config.get("url", "redis://127.0.0.1:6379/0"),
-            ("redis", "rediss", "unix"),
-            "redis://127.0.0.1:6379/0",
-        )
-        self.client = redis.Redis.from_url(url, socket_timeout=10, socket_connect_timeout=5)
+    def __init__(self, config: dict[str, Any], topology: str, *, patient: bool = True) -> None:
+        self.client = redis_client(config, self.RETRY_SECS if patient else 0.0)
         self.prefix = f"{config.get('key_prefix', 'sparkstorm:state')}:{topology}"
         self.codec = _Codec(config.get("serializer", "pickle"))
 
