@@ -51,6 +51,9 @@ if TYPE_CHECKING:
 
 RUNNING, DRAINING, COMMITTING = "running", "draining", "committing"
 
+DRAIN_LIMIT_SECS = 5.0
+"""The longest a checkpoint's drain waits (a third of the message timeout if shorter)."""
+
 
 class CheckpointStore:
     """What both modes' checkpoints share: the interval, the store, the counters."""
@@ -90,6 +93,9 @@ class CheckpointStore:
         self.rollbacks = 0
         """Rollbacks in this run."""
         self.next_due = self.interval
+        self.drain_limit = min(timeout / 3, DRAIN_LIMIT_SECS)
+        """How long a drain may wait for its trees before the ackers name the stragglers."""
+        self.drain_since = 0.0
 
     @property
     def enabled(self) -> bool:
@@ -123,6 +129,16 @@ class CheckpointStore:
         """``action`` for every stateful task and acker, as rows."""
         return [(task, checkpoint_tuple(action, txid)) for task in self.tasks + self.ackers]
 
+    def stalled(self, now: float) -> float | None:
+        """How long the drain has waited, once that is too long (else None).
+
+        A tree that never completes (a bolt that forgot to ack) would hold every other
+        tree's held acks until all of them timed out, each an attempt counted; after
+        :attr:`drain_limit` the ackers name it instead and the driver rolls back.
+        """
+        waited = now - self.drain_since
+        return waited if self.phase == DRAINING and waited > self.drain_limit else None
+
 
 class Checkpoints(CheckpointStore):
     """Schedules checkpoints and rollbacks for one topology run (a no-op without state)."""
@@ -140,6 +156,7 @@ class Checkpoints(CheckpointStore):
         self._failures: dict[int, int] = {}
         self._timeouts = 0  # trees the spouts timed out, as last seen
         self._rollback = False
+        self._asked = False  # whether the ackers were asked to name a drain's stragglers
         self._culprits: dict[int, FailReason] = {}
         self.dirty = False
         """Whether a spout emitted or a tick fired since the last checkpoint's prepare."""
@@ -168,6 +185,8 @@ class Checkpoints(CheckpointStore):
                 self._rollback = True
             self._failures[stats.task] = stats.state_failures
             self._culprits.update(stats.culprits)
+            if stats.culprits and stats.task in self.ackers and self._asked:
+                self._rollback = True  # trees named as stalling the drain
 
     def rows(self, now: float) -> list[Row]:
         """The checkpoint instructions to send in this step (before every other row)."""
@@ -196,6 +215,10 @@ class Checkpoints(CheckpointStore):
             return self.instructions("commit", txid)
         if self.phase == RUNNING and now >= self.next_due and self.dirty:
             self.phase = DRAINING  # (not dirty: nothing can have changed, nothing to save)
+            self.drain_since, self._asked = now, False
+        if self.phase == DRAINING and not self._asked and (waited := self.stalled(now)):
+            self._asked = True  # the ackers' answer, in the next result, calls the rollback
+            return [(t, checkpoint_tuple("stalled", waited)) for t in self.ackers]
         if self.phase == DRAINING and self._drained():
             txid = self.committed + 1
             self.phase, self._prepared = COMMITTING, (txid, runtime.superstep)
@@ -216,7 +239,7 @@ class Checkpoints(CheckpointStore):
 
     def _roll_back(self, now: float) -> list[Row]:
         self.runtime.discard_pending(ROLLBACK, self._culprits)  # a running one's result first
-        self._culprits = {}
+        self._culprits, self._asked = {}, False
         self._rollback, self.phase, self._prepared = False, RUNNING, None
         self.rollbacks += 1
         self.next_due = now + self.interval

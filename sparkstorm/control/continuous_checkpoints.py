@@ -73,10 +73,12 @@ class ContinuousCheckpoints(CheckpointStore):
             self._roll_back(now)
             return
         if self.phase == RUNNING and now >= self.next_due and self._dirty():
-            self.phase = DRAINING
+            self.phase, self.drain_since = DRAINING, now
             self.runtime.engine.command((PAUSE, True))
         if self.phase == DRAINING and self._drained():
             self._checkpoint(now)
+        elif (waited := self.stalled(now)) is not None:
+            self._name_stalled(waited, now)
 
     def _dirty(self) -> bool:
         return sum(r.emitted for r in self.runtime.reports.values()) != self._emitted
@@ -128,10 +130,19 @@ class ContinuousCheckpoints(CheckpointStore):
         runtime.engine.command((PAUSE, False))
         self.next_due = now + self.interval
 
+    def _name_stalled(self, waited: float, now: float) -> None:
+        """The drain waited too long: the ackers name its stragglers, then roll back."""
+        runtime = self.runtime
+        runtime.engine.command((SYSTEM, "stalled", waited, self.ackers))
+        _, arrived = runtime.engine.probe(PROBE_SECS)
+        for report in arrived:
+            runtime.take_report(report)
+        self._roll_back(now)
+
     def _roll_back(self, now: float) -> None:
         runtime = self.runtime
         culprits: dict[int, FailReason] = {}  # as the tasks said before they roll back
-        for task in self.tasks:
+        for task in self.tasks + self.ackers:
             if task in runtime.latest_stats:
                 culprits.update(runtime.latest_stats[task].culprits)
         self.generation += 1

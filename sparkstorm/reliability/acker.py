@@ -108,6 +108,8 @@ class Acker(Bolt):
         action = tup.values[0]
         if action == "prepare":
             self.held.prepare()
+        elif action == "stalled":  # the drain waited too long: name what it waits for
+            self.held.name_stalled(tup.values[1])
         elif action == "commit":
             slots = self.held.commit()
             self._decide(self.pending.keys[slots], slots, np.zeros(len(slots), bool))
@@ -129,6 +131,7 @@ class Acker(Bolt):
         """Copy the checkpoint counters into the task's statistics (stateful topologies)."""
         if self.held is not None:
             stats.unready, stats.state_failures = self.held.unready, self.held.state_failures
+            stats.culprits = dict(self.held.stalled)
 
     def _apply(self, tuples: list[Tuple]) -> int:
         """Combine the messages per root, apply them to the pending map, decide."""

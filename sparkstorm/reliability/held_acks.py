@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from sparkstorm._types import FailReason
 from sparkstorm.reliability.pending_trees import BUCKETS, LIVE, PendingTrees
 
 _NONE = np.zeros(0, np.uint64)
@@ -31,6 +32,8 @@ class HeldAcks:
         """Trees whose failure left an effect in uncommitted state (a rollback is due)."""
         self._prepared = _NONE  # roots whose held acks the checkpoint being taken holds
         self._decided: dict[int, list[Any]] = {}  # rotation -> roots failed or expired then
+        self.stalled: dict[int, FailReason] = {}
+        """Trees that kept a checkpoint's drain waiting too long, named for the driver."""
 
     def split(self, holds: Any, vals: Any, order: Any, starts: Any) -> tuple[Any, Any]:
         """Per-message ack vals without the held ones, and the held XOR per root."""
@@ -84,9 +87,23 @@ class HeldAcks:
         self._prepared = _NONE
         return slots
 
+    def name_stalled(self, waited: float) -> None:
+        """Name the trees not ready now: a checkpoint's drain waited ``waited`` s for them.
+
+        The driver rolls back, failing these as timed out (their own failure) and the
+        rest with ``rollback``, rather than let every tree time out behind them.
+        """
+        reason = FailReason(
+            "timeout", error=f"not complete after a checkpoint waited {waited:.1f} s for it"
+        )
+        for root in self.pending.keys[self._unready()].tolist():
+            self.stalled[int(root)] = reason
+
+    def _unready(self) -> Any:
+        p = self.pending
+        return (p.state == LIVE) & (p.tasks >= 0) & (p.vals != p.held)
+
     @property
     def unready(self) -> int:
         """Trees with a tuple not yet acked anywhere (a checkpoint waits for them)."""
-        p = self.pending
-        live = (p.state == LIVE) & (p.tasks >= 0)
-        return int(np.count_nonzero(live & (p.vals != p.held)))
+        return int(np.count_nonzero(self._unready()))

@@ -124,8 +124,16 @@ def tick_tuple(freq_secs: float) -> Tuple:
 TICK_FIELDS = Fields("rate_secs")
 
 
-def checkpoint_tuple(action: str, txid: int) -> Tuple:
-    """A checkpoint instruction from the driver: ``prepare``, ``commit`` or ``rollback``."""
+def checkpoint_tuple(action: str, argument: float) -> Tuple:
+    """A checkpoint instruction from the driver, with its argument.
+
+    ``prepare``, ``commit`` and ``rollback`` take a txid; ``stalled`` (to ackers only)
+    the seconds a drain has waited.
+    """
     return Tuple(
-        [action, txid], CHECKPOINT_FIELDS, SYSTEM_COMPONENT_ID, CHECKPOINT_STREAM_ID, SYSTEM_TASK_ID
+        [action, argument],
+        CHECKPOINT_FIELDS,
+        SYSTEM_COMPONENT_ID,
+        CHECKPOINT_STREAM_ID,
+        SYSTEM_TASK_ID,
     )

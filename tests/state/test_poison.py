@@ -73,6 +73,16 @@ class Tally(StatefulBolt):
         pass
 
 
+class NeverAcksThePoison(Tally):
+    """Counts, and never acks (nor fails) the poison number: its tree never completes."""
+
+    def execute(self, tup: Any) -> None:
+        n = tup.values[0]
+        self.state.put(n, self.state.get(n, 0) + 1)
+        if n != POISON:
+            self.collector.ack(tup)
+
+
 class AlwaysRaises(StatefulWindowedBolt):
     def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
         self.collector = collector
@@ -88,13 +98,13 @@ class AlwaysRaises(StatefulWindowedBolt):
         pass
 
 
-def run_with(engine: str, bolt: Any, tmp_path: Any) -> Any:
+def run_with(engine: str, bolt: Any, tmp_path: Any, timeout: float = 30) -> Any:
     builder = TopologyBuilder()
     builder.set_spout("numbers", GivingUpSpout())
     builder.set_bolt("tally", bolt, 2).shuffle_grouping("numbers")
     provider = ("directory", {"path": str(tmp_path / "state")})
     name = f"poison-{uuid.uuid4().hex[:8]}"
-    conf = conf_for(provider, **{"topology.message.timeout.secs": 30})
+    conf = conf_for(provider, **{"topology.message.timeout.secs": timeout})
     return run_on(engine, builder.create_topology(), conf, name=name, until_idle=True, duration=90)
 
 
@@ -135,3 +145,16 @@ def test_a_window_that_always_raises_gives_its_messages_up_and_the_run_ends(engi
     assert acked <= 4
     assert given_up * 3 <= spout["fail_reasons"]["error"] <= given_up * 3 + acked * MAX_RETRIES
     assert any("window of 3 raised" in e.message for e in result.errors)
+
+
+@ENGINES
+def test_a_tree_that_never_completes_stalls_one_drain_not_every_tree(engine, tmp_path):
+    """Its checkpoint's drain waits a third of the timeout, then the ackers name it:
+    it fails as timed out, an attempt; the trees whose acks waited behind it replay
+    without one, and none times out (before, every one of them did)."""
+    timeout = 15 if engine == "spark" else 6  # a superstep drain takes seconds under load
+    result = run_with(engine, NeverAcksThePoison("never"), tmp_path, timeout=timeout)
+    spout = result.stats["numbers"]
+    assert spout["acked"] == N - 1
+    assert spout["fail_reasons"]["timeout"] == MAX_RETRIES + 1  # the poison's, no other
+    assert set(spout["fail_reasons"]) <= {"timeout", "rollback"}

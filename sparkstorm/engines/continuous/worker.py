@@ -359,7 +359,7 @@ class Worker:
             elif command[0] == FAIL_PENDING:
                 self._fail_pending(*command[1:])
 
-    def _system(self, action: str, txid: int, tasks: list[int]) -> None:
+    def _system(self, action: str, txid: float, tasks: list[int]) -> None:
         """A checkpoint instruction: to the local ``tasks``, ahead of what waits for them."""
         if action == "prepare":  # the drain left nothing waiting: no tuple is before it
             for spout in self.spouts.values():
