@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 TOPOLOGY_ACKER_EXECUTORS = "topology.acker.executors"
 TOPOLOGY_MESSAGE_TIMEOUT_SECS = "topology.message.timeout.secs"
 TOPOLOGY_MAX_SPOUT_PENDING = "topology.max.spout.pending"
+TOPOLOGY_TASKS = "topology.tasks"
+TOPOLOGY_MAX_TASK_PARALLELISM = "topology.max.task.parallelism"
 TOPOLOGY_TICK_TUPLE_FREQ_SECS = "topology.tick.tuple.freq.secs"
 TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS = "topology.enable.message.timeouts"
 TOPOLOGY_DEBUG = "topology.debug"
@@ -64,7 +66,6 @@ STORM_KEYS_WITHOUT_EFFECT = frozenset(
     {
         "topology.workers",
         "topology.worker.childopts",
-        "topology.max.task.parallelism",
         "topology.kryo.register",
         "topology.fall.back.on.java.serialization",
         "topology.skip.missing.kryo.registrations",
@@ -195,6 +196,8 @@ KINDS: dict[str, _Kind] = {
     TOPOLOGY_ACKER_EXECUTORS: _COUNT,
     TOPOLOGY_MESSAGE_TIMEOUT_SECS: _SECONDS,
     TOPOLOGY_MAX_SPOUT_PENDING: _optional(_POSITIVE_INT),
+    TOPOLOGY_TASKS: _optional(_POSITIVE_INT),
+    TOPOLOGY_MAX_TASK_PARALLELISM: _optional(_POSITIVE_INT),
     TOPOLOGY_TICK_TUPLE_FREQ_SECS: _optional(_SECONDS),
     TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS: _BOOL,
     TOPOLOGY_DEBUG: _BOOL,
@@ -234,6 +237,8 @@ DEFAULTS: dict[str, Any] = {
     TOPOLOGY_ACKER_EXECUTORS: 1,
     TOPOLOGY_MESSAGE_TIMEOUT_SECS: 30,
     TOPOLOGY_MAX_SPOUT_PENDING: None,
+    TOPOLOGY_TASKS: None,
+    TOPOLOGY_MAX_TASK_PARALLELISM: None,
     TOPOLOGY_TICK_TUPLE_FREQ_SECS: None,
     TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS: True,
     TOPOLOGY_DEBUG: False,
@@ -285,6 +290,8 @@ class Config(dict[str, Any]):
     TOPOLOGY_ACKER_EXECUTORS = TOPOLOGY_ACKER_EXECUTORS
     TOPOLOGY_MESSAGE_TIMEOUT_SECS = TOPOLOGY_MESSAGE_TIMEOUT_SECS
     TOPOLOGY_MAX_SPOUT_PENDING = TOPOLOGY_MAX_SPOUT_PENDING
+    TOPOLOGY_TASKS = TOPOLOGY_TASKS
+    TOPOLOGY_MAX_TASK_PARALLELISM = TOPOLOGY_MAX_TASK_PARALLELISM
     TOPOLOGY_TICK_TUPLE_FREQ_SECS = TOPOLOGY_TICK_TUPLE_FREQ_SECS
     TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS = TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS
     TOPOLOGY_DEBUG = TOPOLOGY_DEBUG
@@ -323,6 +330,16 @@ class Config(dict[str, Any]):
     def set_max_spout_pending(self, n: int | None) -> None:
         """Set ``topology.max.spout.pending`` (per spout task; None = unbounded)."""
         self[TOPOLOGY_MAX_SPOUT_PENDING] = n
+
+    def set_max_task_parallelism(self, n: int | None) -> None:
+        """Set ``topology.max.task.parallelism``: no component runs more tasks than ``n``.
+
+        As in Storm, for tests and local runs that should not start a topology's full
+        parallelism.
+
+        .. versionadded:: 0.2.0
+        """
+        self[TOPOLOGY_MAX_TASK_PARALLELISM] = n
 
     def set_debug(self, debug: bool) -> None:
         """Set ``topology.debug``: every emit, ack and fail logged (``sparkstorm.debug``).

@@ -28,7 +28,7 @@ from starlette.staticfiles import StaticFiles
 
 from sparkstorm.config import SPARKSTORM_UI_TOKEN
 from sparkstorm.control.history import WINDOWS, History
-from sparkstorm.topology.builder import Topology
+from sparkstorm.topology.plan import Plan
 from sparkstorm.urls import redacted
 
 ACTIVATE, DEACTIVATE, KILL = "activate", "deactivate", "kill"
@@ -79,10 +79,15 @@ class Control:
         self.history = History(self.started)
 
 
-def topology_graph(topology: Topology) -> dict[str, Any]:
+def topology_graph(plan: Plan) -> dict[str, Any]:
     """Components (id, kind, tasks) and edges (from, to, stream, grouping): the DAG to draw."""
+    topology = plan.topology
     components = [
-        {"id": c.component_id, "kind": "spout" if c.is_spout else "bolt", "tasks": c.num_tasks}
+        {
+            "id": c.component_id,
+            "kind": "spout" if c.is_spout else "bolt",
+            "tasks": len(plan.component_tasks(c.component_id)),
+        }
         for c in topology.components.values()
     ]
     edges = [

@@ -270,7 +270,7 @@ def _serve(runtime: Runtime, name: str, engine: str, master: str | None) -> Cont
         loopback=is_loopback(host),
         master=runtime.engine.master or master,
         spark_ui=runtime.engine.ui_url,
-        graph=topology_graph(runtime.plan.topology),
+        graph=topology_graph(runtime.plan),
         configuration=shown_configuration(runtime.conf),
     )
     server = ControlServer(control, host, runtime.conf[SPARKSTORM_UI_PORT])

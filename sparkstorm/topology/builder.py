@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sparkstorm.config import TOPOLOGY_TASKS
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.topology.components import BasicBolt, Bolt, Component, Spout
 from sparkstorm.topology.declarers import (
@@ -18,6 +19,7 @@ from sparkstorm.topology.declarers import (
     SpoutDeclarer,
     StreamInfo,
     check_reserved,
+    check_tasks,
 )
 
 
@@ -127,11 +129,12 @@ class TopologyBuilder:
             for source, grouping in d.inputs:
                 _check_subscription(cid, source, grouping, streams)
             conf = {**(d.obj.get_component_configuration() or {}), **d.conf}
+            tasks = conf.get(TOPOLOGY_TASKS)  # Storm's setNumTasks, or the component's own
             components[cid] = ComponentSpec(
                 cid,
                 d.obj,
                 d.is_spout,
-                d.num_tasks or d.parallelism,
+                d.parallelism if tasks is None else check_tasks(cid, tasks),
                 conf,
                 streams[cid],
                 tuple(d.inputs),

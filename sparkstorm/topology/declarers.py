@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Self
 
+from sparkstorm.config import TOPOLOGY_TASKS
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.topology.fields import Fields
 
@@ -96,9 +97,19 @@ class ComponentDeclaration:
     obj: Component
     is_spout: bool
     parallelism: int
-    num_tasks: int | None = None
     conf: dict[str, Any] = field(default_factory=dict)
     inputs: list[tuple[GlobalStreamId, Grouping]] = field(default_factory=list)
+
+
+def check_tasks(component_id: str, n: Any) -> int:
+    """``n`` as a component's task count, or an error naming the component."""
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        msg = (
+            f"component {component_id!r}: topology.tasks (set_num_tasks) must be an int "
+            f">= 1, got {n!r}"
+        )
+        raise InvalidTopologyError(msg, component=component_id)
+    return n
 
 
 class SpoutDeclarer:
@@ -111,11 +122,12 @@ class SpoutDeclarer:
         self._declaration = declaration
 
     def set_num_tasks(self, n: int) -> Self:
-        """Run the component as ``n`` tasks (default: its parallelism)."""
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            msg = f"component {self._declaration.component_id!r}: num_tasks must be >= 1, got {n!r}"
-            raise InvalidTopologyError(msg, component=self._declaration.component_id)
-        self._declaration.num_tasks = n
+        """Run the component as ``n`` tasks (default: its parallelism).
+
+        As Storm's, it sets the component's ``topology.tasks``.
+        """
+        check_tasks(self._declaration.component_id, n)
+        self._declaration.conf[TOPOLOGY_TASKS] = n
         return self
 
     def add_configuration(self, key: str, value: Any) -> Self:

@@ -6,6 +6,7 @@ ids from 1. A ``Plan`` is built on the driver at submit and shipped to the worke
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -13,6 +14,7 @@ from sparkstorm.config import (
     SPARKSTORM_CAPTURE,
     SPARKSTORM_SUPERSTEP_HOPS,
     TOPOLOGY_ACKER_EXECUTORS,
+    TOPOLOGY_MAX_TASK_PARALLELISM,
     TOPOLOGY_TICK_TUPLE_FREQ_SECS,
 )
 from sparkstorm.errors import InvalidTopologyError
@@ -31,7 +33,8 @@ class Plan:
         self.conf = conf
         self.components: dict[str, ComponentSpec] = topology.components
         self.num_ackers: int = conf[TOPOLOGY_ACKER_EXECUTORS]
-        counts = {cid: spec.num_tasks for cid, spec in topology.components.items()}
+        cap = conf.get(TOPOLOGY_MAX_TASK_PARALLELISM) or math.inf  # Storm's, for tests
+        counts = {cid: int(min(spec.num_tasks, cap)) for cid, spec in topology.components.items()}
         if self.num_ackers:
             counts[ACKER_COMPONENT_ID] = self.num_ackers
         self._tasks: dict[str, list[int]] = {}

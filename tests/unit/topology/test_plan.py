@@ -3,6 +3,7 @@ import pickle
 import cloudpickle
 
 from examples.word_count import build, generated_sentences
+from sparkstorm import Fields
 from sparkstorm.config import resolve
 from sparkstorm.topology.plan import Plan
 
@@ -59,3 +60,45 @@ def test_local_or_shuffle_prefers_the_senders_worker_and_falls_back_to_all():
     assert targets_of(plan, plan.component_tasks("a")[0]) == set(b)
     plan = local_or_shuffle_plan(2, hops=0)  # no hops: a co-located task saves nothing
     assert all(targets_of(plan, task) == set(b) for task in plan.component_tasks("a"))
+
+
+def test_topology_tasks_and_max_task_parallelism_set_task_counts_as_in_storm():
+    import pytest
+
+    from sparkstorm import Config, InvalidTopologyError, TopologyBuilder
+    from sparkstorm.testing import FeederSpout
+    from tests.scenarios.bolts import Ack, Identity
+
+    class SixOfMe(Ack):
+        def get_component_configuration(self):
+            return {Config.TOPOLOGY_TASKS: 6}
+
+    builder = TopologyBuilder()
+    builder.set_spout("in", FeederSpout(Fields("num")))
+    builder.set_bolt("own", SixOfMe(), 3).shuffle_grouping("in")  # the component's conf
+    builder.set_bolt("set", Identity(), 2).set_num_tasks(5).shuffle_grouping("in")
+    builder.set_bolt("conf", Ack(), 1).add_configuration("topology.tasks", 4).shuffle_grouping(
+        "set"
+    )
+    builder.set_bolt("hint", Ack(), 3).shuffle_grouping("set")
+    topology = builder.create_topology()
+    counts = {c: len(Plan(topology, resolve({})).component_tasks(c)) for c in topology.components}
+    assert counts == {"in": 1, "own": 6, "set": 5, "conf": 4, "hint": 3}
+
+    capped = Plan(topology, resolve({Config.TOPOLOGY_MAX_TASK_PARALLELISM: 2}))
+    assert {c: len(capped.component_tasks(c)) for c in topology.components} == {
+        "in": 1,
+        "own": 2,
+        "set": 2,
+        "conf": 2,
+        "hint": 2,
+    }
+    conf = Config()
+    conf.set_max_task_parallelism(1)
+    assert conf == {"topology.max.task.parallelism": 1}
+
+    bad = TopologyBuilder()
+    bad.set_spout("in", FeederSpout(Fields("num")))
+    bad.set_bolt("b", Ack()).add_configuration("topology.tasks", 0).shuffle_grouping("in")
+    with pytest.raises(InvalidTopologyError, match=r"component 'b': topology.tasks"):
+        bad.create_topology()
