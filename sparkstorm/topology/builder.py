@@ -11,6 +11,7 @@ from sparkstorm.topology.components import BasicBolt, Bolt, Component, Spout
 from sparkstorm.topology.declarers import (
     DIRECT,
     FIELDS,
+    PARTIAL_KEY,
     BoltDeclarer,
     ComponentDeclaration,
     GlobalStreamId,
@@ -166,7 +167,7 @@ def _check_subscription(
             f"{src!r}.declare_output_fields"
         )
         raise InvalidTopologyError(msg, component=bolt_id, stream=stream)
-    if grouping.kind == FIELDS:
+    if grouping.kind in (FIELDS, PARTIAL_KEY):
         assert grouping.fields is not None
         for name in grouping.fields:
             if name not in info.fields:

@@ -21,6 +21,8 @@ GLOBAL = "global"
 NONE = "none"
 DIRECT = "direct"
 LOCAL_OR_SHUFFLE = "local_or_shuffle"
+PARTIAL_KEY = "partial_key"
+CUSTOM = "custom"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +47,8 @@ class Grouping:
 
     kind: str
     fields: Fields | None = None
+    custom: Any = None
+    """A custom grouping's object (``prepare`` and ``choose_tasks``), copied per task."""
 
 
 def check_reserved(kind: str, name: object) -> str:
@@ -176,6 +180,41 @@ class BoltDeclarer(SpoutDeclarer):
     def direct_grouping(self, component_id: str, stream: str = DEFAULT_STREAM_ID) -> Self:
         """The emitter picks the task with ``emit_direct``; the stream must be direct."""
         return self._subscribe(component_id, stream, Grouping(DIRECT))
+
+    def partial_key_grouping(
+        self, component_id: str, fields: Fields, stream: str = DEFAULT_STREAM_ID
+    ) -> Self:
+        """As fields grouping, but each key may go to either of two tasks: the less loaded.
+
+        Storm's ``partialKeyGrouping`` (key splitting with the power of two choices):
+        a skewed key is spread over two tasks, so a bolt downstream must combine them.
+
+        .. versionadded:: 0.2.0
+        """
+        if not isinstance(fields, Fields):
+            fields = Fields(fields)
+        return self._subscribe(component_id, stream, Grouping(PARTIAL_KEY, fields))
+
+    def custom_grouping(
+        self, component_id: str, grouping: Any, stream: str = DEFAULT_STREAM_ID
+    ) -> Self:
+        """Let ``grouping`` pick the tasks: Storm's ``CustomStreamGrouping``.
+
+        ``grouping.prepare(context, stream, target_tasks)`` (optional) is called once
+        per emitting task, on its own copy, with the bolt's task ids;
+        ``grouping.choose_tasks(task_id, values)`` returns the target task ids of a
+        tuple (``task_id`` is the emitting task's).
+
+        .. versionadded:: 0.2.0
+        """
+        if not callable(getattr(grouping, "choose_tasks", None)):
+            msg = (
+                f"bolt {self._declaration.component_id!r}: custom_grouping on "
+                f"{component_id!r} needs an object with choose_tasks(task_id, values), "
+                f"got {type(grouping).__name__}"
+            )
+            raise InvalidTopologyError(msg, component=self._declaration.component_id)
+        return self._subscribe(component_id, stream, Grouping(CUSTOM, custom=grouping))
 
     def local_or_shuffle_grouping(self, component_id: str, stream: str = DEFAULT_STREAM_ID) -> Self:
         """Prefer tasks in the same worker; every task shares one worker here, so: shuffle."""

@@ -13,13 +13,16 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.topology.declarers import (
     ALL,
     DIRECT,
     GLOBAL,
     LOCAL_OR_SHUFFLE,
     NONE,
+    PARTIAL_KEY,
     SHUFFLE,
+    GlobalStreamId,
     StreamInfo,
 )
 from sparkstorm.topology.fields import Fields
@@ -59,6 +62,8 @@ def _chooser(kind: str, tasks: list[int], indexes: list[int]) -> Chooser:
         return lambda values, counter: list(tasks)
     if kind == GLOBAL:
         return lambda values, counter: [tasks[0]]
+    if kind == PARTIAL_KEY:
+        return _two_choices(tasks, indexes)
     if len(indexes) == 1:
         (i,) = indexes
         crc32 = zlib.crc32
@@ -70,6 +75,44 @@ def _chooser(kind: str, tasks: list[int], indexes: list[int]) -> Chooser:
 
         return one_key
     return lambda values, counter: [tasks[stable_hash(values, indexes) % n]]
+
+
+def _two_choices(tasks: list[int], indexes: list[int]) -> Chooser:
+    """Partial key grouping: of the key's two candidate tasks, the one sent fewer so far."""
+    n, sent = len(tasks), dict.fromkeys(tasks, 0)
+
+    def choose(values: Sequence[Any], counter: int) -> list[int]:
+        first = stable_hash(values, indexes)
+        second = zlib.crc32(first.to_bytes(4, "little"), 0x9E3779B9)
+        a, b = tasks[first % n], tasks[second % n]
+        chosen = a if sent[a] <= sent[b] else b
+        sent[chosen] += 1
+        return [chosen]
+
+    return choose
+
+
+def custom_chooser(
+    grouping: Any, tasks: list[int], source: GlobalStreamId, task_id: int | None, context: Any
+) -> Chooser:
+    """A user's ``CustomStreamGrouping``: prepared once, asked per tuple, answers checked."""
+    prepare = getattr(grouping, "prepare", None)
+    if callable(prepare):
+        prepare(context, source, list(tasks))
+    allowed, choose_tasks = frozenset(tasks), grouping.choose_tasks
+
+    def choose(values: Sequence[Any], counter: int) -> list[int]:
+        chosen = list(choose_tasks(task_id, list(values)))
+        if not allowed.issuperset(chosen):
+            msg = (
+                f"custom grouping {type(grouping).__name__} on stream {source.stream_id!r} "
+                f"of {source.component_id!r} chose tasks {chosen}; it may choose only "
+                f"among {sorted(allowed)}"
+            )
+            raise InvalidTopologyError(msg, component=source.component_id, stream=source.stream_id)
+        return chosen
+
+    return choose
 
 
 def _no_targets(values: Sequence[Any], counter: int) -> list[int]:
@@ -110,15 +153,17 @@ class StreamRoute:
         self.transferred = 0
         """Tuples those emits sent to subscribing tasks."""
 
-    def add_subscriber(self, kind: str, tasks: list[int], key: Fields | None) -> None:
-        """Register a subscribing bolt's tasks under ``kind`` grouping."""
+    def add_subscriber(
+        self, kind: str, tasks: list[int], key: Fields | None, chooser: Chooser | None = None
+    ) -> None:
+        """Register a subscribing bolt's tasks under ``kind`` grouping (``chooser``: custom)."""
         if kind == DIRECT:
             self.direct_tasks.update(tasks)
             return
         if kind in (NONE, LOCAL_OR_SHUFFLE):
             kind = SHUFFLE
         indexes = [self.fields.index(name) for name in key] if key is not None else []
-        self._choosers.append(_chooser(kind, sorted(tasks), indexes))
+        self._choosers.append(chooser or _chooser(kind, sorted(tasks), indexes))
         self.subscribed = True
         choosers = list(self._choosers)
         if len(choosers) == 1:

@@ -6,6 +6,7 @@ ids from 1. A ``Plan`` is built on the driver at submit and shipped to the worke
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import replace
 from typing import Any
@@ -20,8 +21,9 @@ from sparkstorm.config import (
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.topology.builder import ComponentSpec, Topology
 from sparkstorm.topology.components import Spout, is_stateful
-from sparkstorm.topology.declarers import LOCAL_OR_SHUFFLE
-from sparkstorm.topology.groupings import StreamRoute
+from sparkstorm.topology.context import TopologyContext
+from sparkstorm.topology.declarers import CUSTOM, LOCAL_OR_SHUFFLE
+from sparkstorm.topology.groupings import StreamRoute, custom_chooser
 from sparkstorm.topology.streams import ACKER_COMPONENT_ID
 
 
@@ -123,7 +125,14 @@ class Plan:
                     tasks = self._tasks[bolt.component_id]
                     if grouping.kind == LOCAL_OR_SHUFFLE and worker is not None:
                         tasks = [t for t in tasks if self.worker_of[t] == worker] or tasks
-                    routes[source.stream_id].add_subscriber(grouping.kind, tasks, grouping.fields)
+                    chooser = None
+                    if grouping.kind == CUSTOM:  # the task's own copy, prepared, as Storm's
+                        context = TopologyContext(self, task_id or 0, self.conf)
+                        own = copy.deepcopy(grouping.custom)
+                        chooser = custom_chooser(own, tasks, source, task_id, context)
+                    routes[source.stream_id].add_subscriber(
+                        grouping.kind, tasks, grouping.fields, chooser
+                    )
         return routes
 
 
