@@ -89,7 +89,7 @@ def test_partial_key_grouping_sends_each_key_to_at_most_two_tasks_and_splits_a_h
 
 
 def test_custom_grouping_chooses_and_is_prepared_per_task_with_the_targets(engine, spark):
-    rows, result = run_grouped(engine, spark, lambda b: b.custom_grouping("keys", ByParity()))
+    rows, _ = run_grouped(engine, spark, lambda b: b.custom_grouping("keys", ByParity()))
     tasks = sorted({task for _, task in rows})
     assert len(tasks) == 2  # the first and last of where's four tasks
     assert {task for key, task in rows if key == "hot"} == {tasks[-1]}  # odd n: the last

@@ -1,4 +1,4 @@
-"""Testing helpers for users' own topology tests (Storm's ``Testing`` and ``LocalCluster``).
+"""``LocalCluster`` and ``FeederSpout``: a topology run in the test, fed, time moved.
 
 Examples
 --------
