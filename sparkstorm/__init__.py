@@ -20,6 +20,7 @@ from sparkstorm.topology.components import BasicBolt, BasicStatefulBolt, Bolt, S
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import BoltDeclarer, OutputFieldsDeclarer, SpoutDeclarer
 from sparkstorm.topology.fields import Fields
+from sparkstorm.topology.hooks import BaseTaskHook
 from sparkstorm.topology.tuple import Tuple
 from sparkstorm.topology.windowing import (
     Count,
@@ -32,6 +33,7 @@ from sparkstorm.topology.windowing import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "BaseTaskHook",
     "BasicBolt",
     "BasicOutputCollector",
     "BasicStatefulBolt",

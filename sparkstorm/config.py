@@ -27,6 +27,7 @@ TOPOLOGY_ACKER_EXECUTORS = "topology.acker.executors"
 TOPOLOGY_MESSAGE_TIMEOUT_SECS = "topology.message.timeout.secs"
 TOPOLOGY_MAX_SPOUT_PENDING = "topology.max.spout.pending"
 TOPOLOGY_TASKS = "topology.tasks"
+TOPOLOGY_AUTO_TASK_HOOKS = "topology.auto.task.hooks"
 TOPOLOGY_MAX_TASK_PARALLELISM = "topology.max.task.parallelism"
 TOPOLOGY_TICK_TUPLE_FREQ_SECS = "topology.tick.tuple.freq.secs"
 TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS = "topology.enable.message.timeouts"
@@ -190,6 +191,12 @@ def provider_config(conf: dict[str, Any]) -> dict[str, Any]:
     return parsed
 
 
+_HOOKS = _Kind(
+    lambda v: isinstance(v, list | tuple) and all(isinstance(x, str | type) for x in v),
+    _parse_list,
+    "a list of task hook classes, or their 'package.module.Class' names",
+)
+
 _JSON_OBJECT = _Kind(_is_json_object, str, "a JSON object (a dict, or its JSON text)")
 
 KINDS: dict[str, _Kind] = {
@@ -197,6 +204,7 @@ KINDS: dict[str, _Kind] = {
     TOPOLOGY_MESSAGE_TIMEOUT_SECS: _SECONDS,
     TOPOLOGY_MAX_SPOUT_PENDING: _optional(_POSITIVE_INT),
     TOPOLOGY_TASKS: _optional(_POSITIVE_INT),
+    TOPOLOGY_AUTO_TASK_HOOKS: _HOOKS,
     TOPOLOGY_MAX_TASK_PARALLELISM: _optional(_POSITIVE_INT),
     TOPOLOGY_TICK_TUPLE_FREQ_SECS: _optional(_SECONDS),
     TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS: _BOOL,
@@ -238,6 +246,7 @@ DEFAULTS: dict[str, Any] = {
     TOPOLOGY_MESSAGE_TIMEOUT_SECS: 30,
     TOPOLOGY_MAX_SPOUT_PENDING: None,
     TOPOLOGY_TASKS: None,
+    TOPOLOGY_AUTO_TASK_HOOKS: [],
     TOPOLOGY_MAX_TASK_PARALLELISM: None,
     TOPOLOGY_TICK_TUPLE_FREQ_SECS: None,
     TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS: True,
@@ -291,6 +300,7 @@ class Config(dict[str, Any]):
     TOPOLOGY_MESSAGE_TIMEOUT_SECS = TOPOLOGY_MESSAGE_TIMEOUT_SECS
     TOPOLOGY_MAX_SPOUT_PENDING = TOPOLOGY_MAX_SPOUT_PENDING
     TOPOLOGY_TASKS = TOPOLOGY_TASKS
+    TOPOLOGY_AUTO_TASK_HOOKS = TOPOLOGY_AUTO_TASK_HOOKS
     TOPOLOGY_MAX_TASK_PARALLELISM = TOPOLOGY_MAX_TASK_PARALLELISM
     TOPOLOGY_TICK_TUPLE_FREQ_SECS = TOPOLOGY_TICK_TUPLE_FREQ_SECS
     TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS = TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS

@@ -386,7 +386,7 @@ class TopologyRuntime:
         self._deliver_outcomes(self.now())
         for spout in self.spouts.values():
             spout.fail_all_pending(SHUTDOWN)
-            spout.guarded(spout.spout.close)
+            spout.close()
         self._collect_spout_reports()
         self._report(self.engine.stop())
         self.killed = True

@@ -24,10 +24,12 @@ from sparkstorm.reliability.ids import id_source
 from sparkstorm.reliability.rotating_map import RotatingMap
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
 from sparkstorm.tasks.committed_sources import CommittedSources, message_key_of
+from sparkstorm.tasks.hooks import Hooks, add_auto_hooks, hook_emits
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.task_runner import copy_component
 from sparkstorm.topology.components import Spout
 from sparkstorm.topology.context import TopologyContext
+from sparkstorm.topology.hooks import SpoutAckInfo, SpoutFailInfo
 from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.streams import (
     ACKER_ACK_STREAM_ID,
@@ -75,6 +77,8 @@ class SpoutTask:
         self.calling: str | None = None
         """The spout method running now, for the watchdog (None between calls)."""
         self._skipped = False  # the last next_tuple acked a committed message
+        self.hooks: Hooks | None = None
+        """The task's hooks, once ``open`` found some (see ``tasks/hooks``)."""
         self.sealed: set[int] = set()
         """Roots of the trees a prepared checkpoint holds (see :meth:`seal`)."""
         self.replays: CommittedSources | None = None
@@ -112,8 +116,22 @@ class SpoutTask:
 
     # -- called by the runtime ---------------------------------------------------------
     def open(self) -> None:
-        """Call the spout's ``open``."""
+        """Call the spout's ``open`` (with its task hooks added first, as Storm's)."""
+        self.context.hooks.clear()
+        try:
+            add_auto_hooks(self.context)
+        except Exception as exc:
+            self.collector.report_error(exc)
         self.guarded(self.spout.open, self.conf, self.context, self.collector)
+        if self.context.hooks and self.hooks is None:
+            self.hooks = Hooks(self.context.hooks, self.collector.report_error)
+            hook_emits(self.collector, self.hooks, self.task_id)
+
+    def close(self) -> None:
+        """Call the spout's ``close``, then its hooks' ``cleanup``."""
+        self.guarded(self.spout.close)
+        if self.hooks is not None:
+            self.hooks.cleanup()
 
     def begin(self, superstep: int, now: float, ids: Callable[[], int] | None = None) -> None:
         """Start a superstep (or a worker's turn): its ids and clock, until the next one.
@@ -191,9 +209,9 @@ class SpoutTask:
                 continue  # already timed out: the outcome comes too late and is ignored
             if stream == ACKER_ACK_STREAM_ID:
                 self.stats.complete_latencies.append(now - entry[1])  # from emit to outcome
-                self._call_ack(entry[0], entry[2])
+                self._call_ack(entry[0], entry[2], entry[1])
             elif stream == ACKER_FAIL_STREAM_ID:
-                self._call_fail(entry[0], details[i], entry[2])
+                self._call_fail(entry[0], details[i], entry[2], entry[1])
         if len(self.stats.complete_latencies) >= FOLD_AT:  # memory stays bounded
             self.stats.fold()
 
@@ -222,7 +240,7 @@ class SpoutTask:
             entry = pending.remove(root)
             if entry is not None:
                 self.stats.complete_latencies.append(now - entry[1])
-                self._call_ack(entry[0], entry[2])
+                self._call_ack(entry[0], entry[2], entry[1])
 
     def fail_all_pending(self, reason: FailReason) -> None:
         """Fail every pending msg id with ``reason`` (shutdown: none is left without outcome).
@@ -254,30 +272,41 @@ class SpoutTask:
         for root, reason in culprits.items():
             entry = self.pending.remove(root)
             if entry is not None:
-                self._call_fail(entry[0], reason, entry[2])
+                self._call_fail(entry[0], reason, entry[2], entry[1])
 
     def fail_pending(self, reason: FailReason) -> None:
         """Fail every pending msg id with ``reason``; what ``fail`` emits is sent as usual."""
         self.sealed = set()
         for root, entry in list(self.pending.items()):
             self.pending.remove(root)
-            self._call_fail(entry[0], reason, entry[2])
+            self._call_fail(entry[0], reason, entry[2], entry[1])
 
     def _expired(self, root: int, entry: tuple[MsgId, float, str]) -> None:
         if root in self.sealed:  # the checkpoint decides it, within a superstep or two
             self.pending.put(root, entry)
             return
-        self._call_fail(entry[0], TIMEOUT, entry[2])
+        self._call_fail(entry[0], TIMEOUT, entry[2], entry[1])
 
-    def _call_ack(self, msg_id: MsgId, stream: str | None = None) -> None:
+    def _call_ack(
+        self, msg_id: MsgId, stream: str | None = None, emitted_at: float | None = None
+    ) -> None:
         self.stats.acked += 1
         if stream is not None:
             self._outcomes_of(stream)[0] += 1
         if self.collector.debug is not None:
             self.collector.debug.append(f"SPOUT Acking message {msg_id!r}")
         self.guarded(self.spout.ack, msg_id)
+        if self.hooks is not None:  # after the spout's, as Storm's
+            latency = None if emitted_at is None else (self.now - emitted_at) * 1000
+            self.hooks("spout_ack", SpoutAckInfo(msg_id, self.task_id, latency))
 
-    def _call_fail(self, msg_id: MsgId, reason: FailReason, stream: str | None = None) -> None:
+    def _call_fail(
+        self,
+        msg_id: MsgId,
+        reason: FailReason,
+        stream: str | None = None,
+        emitted_at: float | None = None,
+    ) -> None:
         self.stats.failed += 1
         if stream is not None:
             self._outcomes_of(stream)[1] += 1
@@ -289,6 +318,9 @@ class SpoutTask:
             self.guarded(self.spout.fail, msg_id, reason)
         else:
             self.guarded(self.spout.fail, msg_id)
+        if self.hooks is not None:
+            latency = None if emitted_at is None else (self.now - emitted_at) * 1000
+            self.hooks("spout_fail", SpoutFailInfo(msg_id, self.task_id, latency))
 
     def _outcomes_of(self, stream: str) -> list[int]:
         """[acked, failed] trees emitted on ``stream`` (Storm UI's spout output stats)."""

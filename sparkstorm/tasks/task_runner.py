@@ -20,6 +20,7 @@ from sparkstorm.reliability.acker import Acker
 from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollector
 from sparkstorm.reliability.debug import note_bolt_calls
 from sparkstorm.reliability.ids import id_source
+from sparkstorm.tasks.hooks import Hooks, add_auto_hooks, hook_bolt_outcomes, hook_emits
 from sparkstorm.tasks.input_stats import (
     EXECUTE_SECS,
     EXECUTED,
@@ -37,6 +38,7 @@ from sparkstorm.tasks.stateful import (
 from sparkstorm.tasks.windowed import PersistentWindowExecutor, WindowedBoltExecutor
 from sparkstorm.topology.components import BasicBolt, Bolt, Component, is_stateful
 from sparkstorm.topology.context import TopologyContext
+from sparkstorm.topology.hooks import BoltExecuteInfo
 from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.streams import ACKER_COMPONENT_ID
 from sparkstorm.topology.tuple import Row, Tuple
@@ -124,6 +126,8 @@ class BoltTask:
         """The executor's own counters into the task's statistics (stateful, windowed, acker)."""
         self.sole_input: tuple[str, str] | None = None
         """The one input every tuple comes from; None: inputs are counted per tuple."""
+        self.hooks: Hooks | None = None
+        """The task's hooks, once ``prepare`` found some (see ``tasks/hooks``)."""
         if component_id == ACKER_COMPONENT_ID:
             acker = Acker(stateful=bool(plan.stateful_tasks))
             self.bolt: Bolt = acker
@@ -160,13 +164,21 @@ class BoltTask:
         """Call the bolt's ``prepare``; an error there is reported and breaks the task."""
         self.stats.prepares += 1
         self.calling = "prepare"
+        hooking = self.component_id != ACKER_COMPONENT_ID
         try:
+            if hooking:
+                self.context.hooks.clear()  # a second prepare (another worker) adds anew
+                add_auto_hooks(self.context)
             self.bolt.prepare(self.conf, self.context, self.collector)
         except Exception as exc:
             self.collector.report_error(exc)
             self.broken = f"prepare() failed: {type(exc).__name__}: {exc}"
         finally:
             self.calling = None
+        if hooking and self.context.hooks and self.hooks is None:
+            self.hooks = Hooks(self.context.hooks, self.collector.report_error)
+            hook_emits(self.collector, self.hooks, self.task_id)
+            hook_bolt_outcomes(self.collector, self.hooks, self.task_id)
 
     def run(
         self,
@@ -201,7 +213,7 @@ class BoltTask:
         elif isinstance(self.bolt, Acker):
             # the acker applies a superstep's messages at once; it counts the roots they name
             executed = self.bolt.execute_batch(tuples)
-        elif self.sole_input is None:
+        elif self.sole_input is None or self.hooks is not None:
             self._run_counting(tuples)
         else:
             wall = time.time
@@ -227,8 +239,8 @@ class BoltTask:
             self.report_stats(stats)
 
     def _run_counting(self, tuples: list[Tuple]) -> None:
-        """:meth:`run`'s loop for a bolt with several inputs: each timed per input."""
-        execute, inputs = self.bolt.execute, self.stats.inputs
+        """:meth:`run`'s loop for a bolt with several inputs or hooks: each tuple timed."""
+        execute, inputs, hooks = self.bolt.execute, self.stats.inputs, self.hooks
         wall = time.time
         for tup in tuples:
             self.current = tup
@@ -241,7 +253,10 @@ class BoltTask:
                 execute(tup)
             except Exception as exc:
                 self._raised(tup, exc)
-            figures[EXECUTE_SECS] += wall() - started
+            took = wall() - started
+            figures[EXECUTE_SECS] += took
+            if hooks is not None:
+                hooks("bolt_execute", BoltExecuteInfo(tup, self.task_id, took * 1000))
 
     def _raised(self, tup: Tuple, exc: Exception) -> None:
         """``execute`` raised on ``tup``: report it and fail the input's trees (``error``)."""
@@ -258,3 +273,5 @@ class BoltTask:
             self.collector.report_error(exc)
         finally:
             self.calling = None
+        if self.hooks is not None:
+            self.hooks.cleanup()

@@ -26,6 +26,8 @@ class TopologyContext:
         self._topology = topology
         self._task_id = task_id
         self._conf = conf
+        self.hooks: list[Any] = []
+        """The task hooks added (see :meth:`add_task_hook`)."""
 
     def get_this_task_id(self) -> int:
         """Return this task's id (unique in the topology)."""
@@ -73,6 +75,17 @@ class TopologyContext:
         .. versionadded:: 0.1.0
         """
         return shared_resource(key, factory)
+
+    def add_task_hook(self, hook: Any) -> None:
+        """Add a task hook to this task (Storm's ``addTaskHook``): it is prepared now.
+
+        See :class:`sparkstorm.topology.hooks.BaseTaskHook`; call it from ``prepare`` or
+        ``open``.
+
+        .. versionadded:: 0.2.0
+        """
+        hook.prepare(self._conf, self)
+        self.hooks.append(hook)
 
     @property
     def conf(self) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from sparkstorm.topology.components import Spout, is_stateful
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import CUSTOM, LOCAL_OR_SHUFFLE
 from sparkstorm.topology.groupings import StreamRoute, custom_chooser
+from sparkstorm.topology.hooks import hook_classes
 from sparkstorm.topology.streams import ACKER_COMPONENT_ID
 
 
@@ -35,6 +36,7 @@ class Plan:
         self.conf = conf
         self.components: dict[str, ComponentSpec] = topology.components
         self.num_ackers: int = conf[TOPOLOGY_ACKER_EXECUTORS]
+        hook_classes(conf)  # a hook that does not load is an error at submit, not in a task
         cap = conf.get(TOPOLOGY_MAX_TASK_PARALLELISM) or math.inf  # Storm's, for tests
         counts = {cid: int(min(spec.num_tasks, cap)) for cid, spec in topology.components.items()}
         if self.num_ackers:

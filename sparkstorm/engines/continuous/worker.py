@@ -552,7 +552,7 @@ class Worker:
         """Fail what is still pending (``shutdown``), close the spouts, clean the bolts up."""
         for spout in self.spouts.values():
             spout.fail_all_pending(SHUTDOWN)
-            spout.guarded(spout.spout.close)
+            spout.close()
         for task in self.bolts.values():
             task.cleanup()
             task.collector.hand_over(self.errors, self.debug)
