@@ -28,6 +28,8 @@ TOPOLOGY_MESSAGE_TIMEOUT_SECS = "topology.message.timeout.secs"
 TOPOLOGY_MAX_SPOUT_PENDING = "topology.max.spout.pending"
 TOPOLOGY_TASKS = "topology.tasks"
 TOPOLOGY_AUTO_TASK_HOOKS = "topology.auto.task.hooks"
+TOPOLOGY_METRICS_CONSUMER_REGISTER = "topology.metrics.consumer.register"
+TOPOLOGY_BUILTIN_METRICS_BUCKET_SIZE_SECS = "topology.builtin.metrics.bucket.size.secs"
 TOPOLOGY_MAX_TASK_PARALLELISM = "topology.max.task.parallelism"
 TOPOLOGY_TICK_TUPLE_FREQ_SECS = "topology.tick.tuple.freq.secs"
 TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS = "topology.enable.message.timeouts"
@@ -197,6 +199,15 @@ _HOOKS = _Kind(
     "a list of task hook classes, or their 'package.module.Class' names",
 )
 
+_CONSUMERS = _Kind(
+    lambda v: (
+        isinstance(v, list | tuple)
+        and all(isinstance(x, dict) and isinstance(x.get("class"), str | type) for x in v)
+    ),
+    lambda raw: json.loads(raw),
+    'a list of {"class": ..., "argument": ...}, as Config.register_metrics_consumer adds',
+)
+
 _JSON_OBJECT = _Kind(_is_json_object, str, "a JSON object (a dict, or its JSON text)")
 
 KINDS: dict[str, _Kind] = {
@@ -205,6 +216,8 @@ KINDS: dict[str, _Kind] = {
     TOPOLOGY_MAX_SPOUT_PENDING: _optional(_POSITIVE_INT),
     TOPOLOGY_TASKS: _optional(_POSITIVE_INT),
     TOPOLOGY_AUTO_TASK_HOOKS: _HOOKS,
+    TOPOLOGY_METRICS_CONSUMER_REGISTER: _CONSUMERS,
+    TOPOLOGY_BUILTIN_METRICS_BUCKET_SIZE_SECS: _SECONDS,
     TOPOLOGY_MAX_TASK_PARALLELISM: _optional(_POSITIVE_INT),
     TOPOLOGY_TICK_TUPLE_FREQ_SECS: _optional(_SECONDS),
     TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS: _BOOL,
@@ -247,6 +260,8 @@ DEFAULTS: dict[str, Any] = {
     TOPOLOGY_MAX_SPOUT_PENDING: None,
     TOPOLOGY_TASKS: None,
     TOPOLOGY_AUTO_TASK_HOOKS: [],
+    TOPOLOGY_METRICS_CONSUMER_REGISTER: [],
+    TOPOLOGY_BUILTIN_METRICS_BUCKET_SIZE_SECS: 60,
     TOPOLOGY_MAX_TASK_PARALLELISM: None,
     TOPOLOGY_TICK_TUPLE_FREQ_SECS: None,
     TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS: True,
@@ -301,6 +316,8 @@ class Config(dict[str, Any]):
     TOPOLOGY_MAX_SPOUT_PENDING = TOPOLOGY_MAX_SPOUT_PENDING
     TOPOLOGY_TASKS = TOPOLOGY_TASKS
     TOPOLOGY_AUTO_TASK_HOOKS = TOPOLOGY_AUTO_TASK_HOOKS
+    TOPOLOGY_METRICS_CONSUMER_REGISTER = TOPOLOGY_METRICS_CONSUMER_REGISTER
+    TOPOLOGY_BUILTIN_METRICS_BUCKET_SIZE_SECS = TOPOLOGY_BUILTIN_METRICS_BUCKET_SIZE_SECS
     TOPOLOGY_MAX_TASK_PARALLELISM = TOPOLOGY_MAX_TASK_PARALLELISM
     TOPOLOGY_TICK_TUPLE_FREQ_SECS = TOPOLOGY_TICK_TUPLE_FREQ_SECS
     TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS = TOPOLOGY_ENABLE_MESSAGE_TIMEOUTS
@@ -350,6 +367,22 @@ class Config(dict[str, Any]):
         .. versionadded:: 0.2.0
         """
         self[TOPOLOGY_MAX_TASK_PARALLELISM] = n
+
+    def register_metrics_consumer(
+        self, consumer: type | str, argument: Any = None, parallelism_hint: int = 1
+    ) -> None:
+        """Send every task's metrics to ``consumer`` (a class, or its dotted name).
+
+        Storm's ``registerMetricsConsumer``; the consumer runs on the driver, once
+        (``parallelism_hint`` is kept for Storm's sake).
+
+        .. versionadded:: 0.2.0
+        """
+        entry = {"class": consumer, "argument": argument, "parallelism.hint": parallelism_hint}
+        self[TOPOLOGY_METRICS_CONSUMER_REGISTER] = [
+            *self.get(TOPOLOGY_METRICS_CONSUMER_REGISTER, []),
+            entry,
+        ]
 
     def set_debug(self, debug: bool) -> None:
         """Set ``topology.debug``: every emit, ack and fail logged (``sparkstorm.debug``).

@@ -23,6 +23,7 @@ from sparkstorm.config import (
 )
 from sparkstorm.control.clock import Clock, SimulatedClock
 from sparkstorm.control.continuous_checkpoints import ContinuousCheckpoints
+from sparkstorm.control.metrics_consumers import MetricsConsumers
 from sparkstorm.control.submit import submitted
 from sparkstorm.engines.continuous.driver import ContinuousEngine
 from sparkstorm.engines.continuous.worker import EPOCH, FEED, SYSTEM, TIME, DriverFed, WorkerReport
@@ -97,6 +98,7 @@ class ContinuousRuntime:
             if isinstance(spec.obj, DriverFed)
         }
         self.checkpoints = ContinuousCheckpoints(self)
+        self.metrics = MetricsConsumers(self.conf)
         """Checkpoints of stateful bolts' state (see ``control/continuous_checkpoints``)."""
         engine.start(
             self.plan,
@@ -142,6 +144,7 @@ class ContinuousRuntime:
         if failure is not None and not self.killed:
             self._recover(failure)
         self.checkpoints.advance(self.now())
+        self.metrics.observe(self.latest_stats.values())
 
     def _recover(self, failure: BaseException) -> None:
         """The stage was lost (a worker died): start the workers again, up to a limit.
@@ -325,6 +328,7 @@ class ContinuousRuntime:
             self.take_report(report)
         self.engine.close()
         self.killed = True
+        self.metrics.close(self.latest_stats.values())
 
     def workers(self) -> list[dict[str, Any]]:
         """Each worker: where it runs, the tasks it holds, its queue and traffic (the page's)."""

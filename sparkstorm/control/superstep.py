@@ -30,6 +30,7 @@ from sparkstorm.config import (
 from sparkstorm.control.batch_sizing import SpoutBatchSizer
 from sparkstorm.control.checkpoints import Checkpoints
 from sparkstorm.control.clock import Clock
+from sparkstorm.control.metrics_consumers import MetricsConsumers
 from sparkstorm.control.submit import submitted
 from sparkstorm.engines.base import Engine
 from sparkstorm.engines.wire import StepResult
@@ -108,6 +109,7 @@ class TopologyRuntime:
         )
         self._throttles: dict[tuple[str, int], ErrorThrottle] = {}
         self.checkpoints = Checkpoints(self)
+        self.metrics = MetricsConsumers(self.conf)
         """Checkpoints of stateful bolts' state (see :mod:`sparkstorm.control.checkpoints`)."""
         self._spout_captured: list[tuple[str, str, list[Any]]] = []
         self._start(seed, captured, active)
@@ -205,6 +207,11 @@ class TopologyRuntime:
             self._launched[self.superstep] = (started, batch, saturated)
             self._take(self.engine.superstep(rows, self.superstep, now))
         self.superstep += 1
+        self.metrics.observe(self._every_stats())
+
+    def _every_stats(self) -> list[TaskStats]:
+        """The latest statistics of every task, spouts first."""
+        return [s.stats for s in self.spouts.values()] + list(self.bolt_stats.values())
 
     def _deliver_outcomes(self, now: float) -> None:
         """Hand the acker's last outcomes to their spout tasks (ack, fail or reset)."""
@@ -390,6 +397,7 @@ class TopologyRuntime:
         self._collect_spout_reports()
         self._report(self.engine.stop())
         self.killed = True
+        self.metrics.close(self._every_stats())
 
     def superstep_secs(self) -> float:
         """Seconds the engine spent running supersteps (Spark: its jobs; local: the tasks).

@@ -17,6 +17,9 @@ import numpy as np
 
 from sparkstorm._types import FailReason
 
+KEPT_POINTS = 100
+"""Buckets of registered metrics a task keeps for the driver to read."""
+
 BUCKET = math.log(1.02)
 """Complete latencies are counted in buckets 2% wide."""
 
@@ -113,6 +116,11 @@ class TaskStats:
     raising input, a state value that cannot be stored, a window that raised), by root,
     with the reason their spout gets: they fail as their own failure, the rest of the
     rollback's trees with ``rollback`` (see ``control/checkpoints``)."""
+    metric_points: list[tuple[int, float, float, list[tuple[str, Any]]]] = field(
+        default_factory=list
+    )
+    """The registered metrics' values: (sequence number, epoch seconds, bucket seconds,
+    [(name, value)]), the last :data:`KEPT_POINTS` (see ``tasks/registered_metrics``)."""
     streams: dict[str, list[int]] = field(default_factory=dict)
     """Per stream the task emitted on: [emitted, transferred] (Storm UI's output stats)."""
     stream_outcomes: dict[str, list[int]] = field(default_factory=dict)

@@ -26,6 +26,7 @@ from sparkstorm.reliability.spout_collector import SpoutOutputCollector
 from sparkstorm.tasks.committed_sources import CommittedSources, message_key_of
 from sparkstorm.tasks.hooks import Hooks, add_auto_hooks, hook_emits
 from sparkstorm.tasks.metrics import TaskStats
+from sparkstorm.tasks.registered_metrics import RegisteredMetrics
 from sparkstorm.tasks.task_runner import copy_component
 from sparkstorm.topology.components import Spout
 from sparkstorm.topology.context import TopologyContext
@@ -79,6 +80,8 @@ class SpoutTask:
         self._skipped = False  # the last next_tuple acked a committed message
         self.hooks: Hooks | None = None
         """The task's hooks, once ``open`` found some (see ``tasks/hooks``)."""
+        self.registered: RegisteredMetrics | None = None
+        """The metrics ``open`` registered (see ``tasks/registered_metrics``)."""
         self.sealed: set[int] = set()
         """Roots of the trees a prepared checkpoint holds (see :meth:`seal`)."""
         self.replays: CommittedSources | None = None
@@ -118,11 +121,14 @@ class SpoutTask:
     def open(self) -> None:
         """Call the spout's ``open`` (with its task hooks added first, as Storm's)."""
         self.context.hooks.clear()
+        self.context.metrics.clear()
         try:
             add_auto_hooks(self.context)
         except Exception as exc:
             self.collector.report_error(exc)
         self.guarded(self.spout.open, self.conf, self.context, self.collector)
+        if self.context.metrics:
+            self.registered = RegisteredMetrics(self.context.metrics)
         if self.context.hooks and self.hooks is None:
             self.hooks = Hooks(self.context.hooks, self.collector.report_error)
             hook_emits(self.collector, self.hooks, self.task_id)
@@ -132,6 +138,8 @@ class SpoutTask:
         self.guarded(self.spout.close)
         if self.hooks is not None:
             self.hooks.cleanup()
+        if self.registered is not None:  # the bucket under way is sent too
+            self.registered.collect(self.now, self.stats, self.collector.report_error, last=True)
 
     def begin(self, superstep: int, now: float, ids: Callable[[], int] | None = None) -> None:
         """Start a superstep (or a worker's turn): its ids and clock, until the next one.
@@ -140,6 +148,8 @@ class SpoutTask:
         superstep's own is drawn.
         """
         self.now = now
+        if self.registered is not None:
+            self.registered.collect(now, self.stats, self.collector.report_error)
         if ids is None:
             ids = id_source(self.seed, superstep, self.task_id)
         self.collector.begin(self.outbox, ids, now, superstep)

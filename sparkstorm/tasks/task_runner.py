@@ -31,6 +31,7 @@ from sparkstorm.tasks.input_stats import (
 )
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.pickling import dumps
+from sparkstorm.tasks.registered_metrics import RegisteredMetrics
 from sparkstorm.tasks.stateful import (
     StatefulBoltExecutor,
     StatefulOutputCollector,
@@ -128,6 +129,8 @@ class BoltTask:
         """The one input every tuple comes from; None: inputs are counted per tuple."""
         self.hooks: Hooks | None = None
         """The task's hooks, once ``prepare`` found some (see ``tasks/hooks``)."""
+        self.registered: RegisteredMetrics | None = None
+        """The metrics ``prepare`` registered (see ``tasks/registered_metrics``)."""
         if component_id == ACKER_COMPONENT_ID:
             acker = Acker(stateful=bool(plan.stateful_tasks))
             self.bolt: Bolt = acker
@@ -168,6 +171,7 @@ class BoltTask:
         try:
             if hooking:
                 self.context.hooks.clear()  # a second prepare (another worker) adds anew
+                self.context.metrics.clear()
                 add_auto_hooks(self.context)
             self.bolt.prepare(self.conf, self.context, self.collector)
         except Exception as exc:
@@ -175,6 +179,8 @@ class BoltTask:
             self.broken = f"prepare() failed: {type(exc).__name__}: {exc}"
         finally:
             self.calling = None
+        if self.context.metrics:
+            self.registered = RegisteredMetrics(self.context.metrics)
         if hooking and self.context.hooks and self.hooks is None:
             self.hooks = Hooks(self.context.hooks, self.collector.report_error)
             hook_emits(self.collector, self.hooks, self.task_id)
@@ -233,6 +239,8 @@ class BoltTask:
         stats.acked, stats.failed = collector.acked, collector.failed
         stats.process_secs = collector.process_secs
         stats.streams = collector.stream_counts()
+        if self.registered is not None:
+            self.registered.collect(now, stats, collector.report_error)
         if self.sole_input is not None:
             copy_totals(stats, self.sole_input)
         if self.report_stats is not None:
@@ -275,3 +283,7 @@ class BoltTask:
             self.calling = None
         if self.hooks is not None:
             self.hooks.cleanup()
+        if self.registered is not None:  # the bucket under way is sent too
+            self.registered.collect(
+                self.collector.now, self.stats, self.collector.report_error, last=True
+            )

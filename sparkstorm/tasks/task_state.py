@@ -29,6 +29,7 @@ from sparkstorm.topology.shared_resources import is_shared
 _STATEFUL = "__sparkstorm_stateful__"
 """A stateful task's snapshot entry: its KeyValueState and its collector's input count."""
 _WINDOW = "__sparkstorm_window__"
+_METRICS = "__sparkstorm_metrics__"
 """A windowed task's snapshot entry: the tuples in its windows, its watermark."""
 
 
@@ -74,6 +75,8 @@ def snapshot(task: BoltTask) -> bytes:
         bolt = bolt.delegate
     if isinstance(bolt, WindowedBoltExecutor):  # one pickle: the tuples stay shared
         state[_WINDOW] = bolt.window_state()
+    if task.registered is not None:  # one pickle: the bolt's metrics stay the ones read
+        state[_METRICS] = task.registered
     try:
         pickled = pickle.dumps(state, protocol=5)
     except Exception:
@@ -146,6 +149,9 @@ def restore(task: BoltTask, data: bytes) -> None:
         executor = executor.delegate
     if isinstance(executor, WindowedBoltExecutor):
         executor.restore_window_state(state.pop(_WINDOW))
+    registered = state.pop(_METRICS, None)
+    if registered is not None:
+        task.registered = registered
     obj = _user_object(task)
     attributes = vars(obj)
     transient = set(getattr(obj, "transient", ()))

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sparkstorm.topology.shared_resources import shared_resource
 
 T = TypeVar("T")
+M = TypeVar("M")
 
 if TYPE_CHECKING:
     from sparkstorm.topology.fields import Fields
@@ -28,6 +29,8 @@ class TopologyContext:
         self._conf = conf
         self.hooks: list[Any] = []
         """The task hooks added (see :meth:`add_task_hook`)."""
+        self.metrics: list[tuple[str, Any, float]] = []
+        """(name, metric, bucket seconds) registered (see :meth:`register_metric`)."""
 
     def get_this_task_id(self) -> int:
         """Return this task's id (unique in the topology)."""
@@ -86,6 +89,29 @@ class TopologyContext:
         """
         hook.prepare(self._conf, self)
         self.hooks.append(hook)
+
+    def register_metric(self, name: str, metric: M, time_bucket_secs: float) -> M:
+        """Send ``metric``'s value every ``time_bucket_secs`` to the metrics consumers.
+
+        Storm's ``registerMetric``: call it from ``prepare``/``open``; every bucket the
+        task takes ``metric.get_value_and_reset()`` (see :mod:`sparkstorm.topology.metrics`).
+        Returns ``metric``.
+
+        .. versionadded:: 0.2.0
+        """
+        if not isinstance(name, str) or not name or name.startswith("__"):
+            msg = f"register_metric: name {name!r} must be a string not starting with '__'"
+            raise ValueError(msg)
+        if not callable(getattr(metric, "get_value_and_reset", None)):
+            msg = f"register_metric({name!r}): {type(metric).__name__} has no get_value_and_reset()"
+            raise TypeError(msg)
+        if not isinstance(time_bucket_secs, int | float) or time_bucket_secs <= 0:
+            msg = (
+                f"register_metric({name!r}): time_bucket_secs must be > 0, got {time_bucket_secs!r}"
+            )
+            raise ValueError(msg)
+        self.metrics.append((name, metric, float(time_bucket_secs)))
+        return metric
 
     @property
     def conf(self) -> dict[str, Any]:
