@@ -63,35 +63,30 @@ class ByParity:
         return [self.targets[0] if values[1] % 2 == 0 else self.targets[-1]]
 
 
-def run_grouped(engine, spark, grouping):
+def test_partial_key_and_custom_groupings_route_as_storm_s(engine, spark):
+    """One run, two subscribers of the same stream: one per grouping."""
     builder = TopologyBuilder()
     builder.set_spout("keys", Keys())
-    where = builder.set_bolt("where", Where(), 4)
-    grouping(where)
-    builder.set_bolt("last", Last()).shuffle_grouping("where")
+    builder.set_bolt("partial", Where(), 4).partial_key_grouping("keys", Fields("key"))
+    builder.set_bolt("custom", Where(), 4).custom_grouping("keys", ByParity())
+    builder.set_bolt("last", Last()).shuffle_grouping("partial").shuffle_grouping("custom")
     conf = Config()
-    conf[Config.SPARKSTORM_CAPTURE] = ["where"]
+    conf[Config.SPARKSTORM_CAPTURE] = ["partial", "custom"]
     result = run_on(engine, builder.create_topology(), conf, spark, until_idle=True, duration=60)
     assert result.stats["keys"]["acked"] == N
-    return result.captured[("where", "default")], result
 
-
-def test_partial_key_grouping_sends_each_key_to_at_most_two_tasks_and_splits_a_hot_one(
-    engine, spark
-):
-    rows, _ = run_grouped(engine, spark, lambda b: b.partial_key_grouping("keys", Fields("key")))
+    # partial key: each key to at most two tasks, and the hot key split between two
     tasks_of = defaultdict(Counter)
-    for key, task in rows:
+    for key, task in result.captured[("partial", "default")]:
         tasks_of[key][task] += 1
     assert all(len(tasks) <= 2 for tasks in tasks_of.values()), dict(tasks_of)
     hot = tasks_of["hot"]
     assert len(hot) == 2 and min(hot.values()) >= 20  # 60 tuples, split between two tasks
 
-
-def test_custom_grouping_chooses_and_is_prepared_per_task_with_the_targets(engine, spark):
-    rows, _ = run_grouped(engine, spark, lambda b: b.custom_grouping("keys", ByParity()))
+    # custom: prepared with the targets, even n to the first task, odd n to the last
+    rows = result.captured[("custom", "default")]
     tasks = sorted({task for _, task in rows})
-    assert len(tasks) == 2  # the first and last of where's four tasks
+    assert len(tasks) == 2 and len(rows) == N
     assert {task for key, task in rows if key == "hot"} == {tasks[-1]}  # odd n: the last
 
 

@@ -66,6 +66,7 @@ def test_complete_topology_refuses_a_spout_that_never_ends_and_a_mock_of_a_bolt(
         complete_topology(word_count_topology(), MockedSources().add_mock_data("2", ["x"]))
 
 
+@pytest.mark.parametrize("engine", ["local"])  # (the mocked word count runs on every mode)
 def test_a_fixed_tuple_spout_s_tasks_share_its_tuples_each_emitted_once(engine, spark):
     builder = TopologyBuilder()
     tuples = [["a", 1], ["b", 2], ["c", 3], ["d", 4], ["e", 5]]
@@ -77,6 +78,7 @@ def test_a_fixed_tuple_spout_s_tasks_share_its_tuples_each_emitted_once(engine, 
     assert results.result.stats["fixed"]["tasks"] == 2
 
 
+@pytest.mark.parametrize("engine", ["local", "continuous"])  # superstep: the local loop's
 def test_tracked_wait_waits_for_the_fed_tuples_and_what_they_caused(engine, cluster_factory):
     cluster = cluster_factory(engine)
     feeder = FeederSpout(Fields("word"))

@@ -18,12 +18,15 @@ from sparkstorm._types import counts_as_attempt
 from tests.conftest import run_on
 from tests.state.test_exactly_once import conf_for
 
-N, POISON, MAX_RETRIES = 12, 5, 2
+N, POISON, RAISES, MAX_RETRIES = 12, 5, 8, 2
 
 
 class GivingUpSpout(Spout):
-    """Emits 0..N-1; replays a failure, but gives a message up after ``MAX_RETRIES``
+    """Emits 0..N-1; replays a failure, but gives a message up after ``max_retries``
     retries that were its own failures (a rollback's are not), as the connectors do."""
+
+    def __init__(self, max_retries: int = MAX_RETRIES) -> None:
+        self.max_retries = max_retries
 
     def open(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
         self.collector = collector
@@ -38,7 +41,7 @@ class GivingUpSpout(Spout):
     def fail(self, msg_id: int, reason: Any = None) -> None:
         if counts_as_attempt(reason):
             self.attempts[msg_id] = self.attempts.get(msg_id, 0) + 1
-            if self.attempts[msg_id] > MAX_RETRIES:
+            if self.attempts[msg_id] > self.max_retries:
                 return  # dead-lettered
         self.queue.append(msg_id)
 
@@ -47,10 +50,7 @@ class GivingUpSpout(Spout):
 
 
 class Tally(StatefulBolt):
-    """Counts each number in its state; the poison one is stored as a lock, or raises."""
-
-    def __init__(self, poison: str) -> None:
-        self.poison = poison
+    """Counts each number in its state; stores a lock for ``POISON``, raises on ``RAISES``."""
 
     def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
         self.collector = collector
@@ -62,11 +62,10 @@ class Tally(StatefulBolt):
         n = tup.values[0]
         self.state.put(n, self.state.get(n, 0) + 1)
         if n == POISON:
-            if self.poison == "lock":
-                self.state.put(("lock", n), threading.Lock())
-            else:
-                msg = f"{n} is poison"
-                raise ValueError(msg)
+            self.state.put(("lock", n), threading.Lock())
+        if n == RAISES:
+            msg = f"{n} is poison"
+            raise ValueError(msg)
         self.collector.ack(tup)
 
     def declare_output_fields(self, declarer: Any) -> None:
@@ -98,9 +97,11 @@ class AlwaysRaises(StatefulWindowedBolt):
         pass
 
 
-def run_with(engine: str, bolt: Any, tmp_path: Any, timeout: float = 30) -> Any:
+def run_with(
+    engine: str, bolt: Any, tmp_path: Any, timeout: float = 30, max_retries: int = MAX_RETRIES
+) -> Any:
     builder = TopologyBuilder()
-    builder.set_spout("numbers", GivingUpSpout())
+    builder.set_spout("numbers", GivingUpSpout(max_retries))
     builder.set_bolt("tally", bolt, 2).shuffle_grouping("numbers")
     provider = ("directory", {"path": str(tmp_path / "state")})
     name = f"poison-{uuid.uuid4().hex[:8]}"
@@ -112,26 +113,22 @@ ENGINES = pytest.mark.parametrize("engine", ["local", "spark", "continuous"], in
 
 
 @ENGINES
-@pytest.mark.parametrize("poison", ["lock", "raise"])
-def test_a_poison_message_is_retried_max_retries_times_then_given_up_alone(
-    engine, poison, tmp_path
-):
-    result = run_with(engine, Tally(poison), tmp_path)
+def test_poison_messages_are_retried_max_retries_times_then_given_up_alone(engine, tmp_path):
+    """Two causes in one run: a value the state cannot store, and an input that raises."""
+    result = run_with(engine, Tally(), tmp_path)
     spout = result.stats["numbers"]
-    assert spout["acked"] == N - 1  # every other message, however often it was rolled back
-    assert spout["fail_reasons"]["error"] == MAX_RETRIES + 1  # the poison's own: 3 attempts
+    assert spout["acked"] == N - 2  # every other message, however often it was rolled back
+    assert spout["fail_reasons"]["error"] == 2 * (MAX_RETRIES + 1)  # the poisons' own
     assert spout["failed"] == spout["fail_reasons"]["error"] + spout["fail_reasons"].get(
         "rollback", 0
     )
     errors = [e.message for e in result.errors if e.component == "tally"]
-    if poison == "lock":
-        assert any(
-            f"state value of key ('lock', {POISON}) is a _thread.lock, which the pickle "
-            f"serializer cannot store" in message
-            for message in errors
-        ), errors
-    else:
-        assert any(f"ValueError: {POISON} is poison" in message for message in errors), errors
+    assert any(
+        f"state value of key ('lock', {POISON}) is a _thread.lock, which the pickle "
+        f"serializer cannot store" in message
+        for message in errors
+    ), errors
+    assert any(f"ValueError: {RAISES} is poison" in message for message in errors), errors
 
 
 @ENGINES
@@ -153,8 +150,8 @@ def test_a_tree_that_never_completes_stalls_one_drain_not_every_tree(engine, tmp
     it fails as timed out, an attempt; the trees whose acks waited behind it replay
     without one, and none times out (before, every one of them did)."""
     timeout = 15 if engine == "spark" else 6  # a superstep drain takes seconds under load
-    result = run_with(engine, NeverAcksThePoison("never"), tmp_path, timeout=timeout)
+    result = run_with(engine, NeverAcksThePoison(), tmp_path, timeout=timeout, max_retries=1)
     spout = result.stats["numbers"]
     assert spout["acked"] == N - 1
-    assert spout["fail_reasons"]["timeout"] == MAX_RETRIES + 1  # the poison's, no other
+    assert spout["fail_reasons"]["timeout"] == 2  # the poison's two attempts, no other
     assert set(spout["fail_reasons"]) <= {"timeout", "rollback"}
