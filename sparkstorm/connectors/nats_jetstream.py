@@ -262,7 +262,10 @@ class NatsJetStreamSpout(Spout):
     def _send(self, coroutine: Any) -> None:
         """Run an ack, nak or publish on the client's loop without waiting for it."""
         while self.sent and self.sent[0].done():  # they finish about in order: O(1) a call
-            self.sent.popleft()
+            done = self.sent.popleft()
+            failed = None if done.cancelled() else done.exception()
+            if failed is not None:  # else unseen: a lost term or nak waits for ack_wait
+                log.warning("NatsJetStreamSpout: an ack, nak or dead letter failed (%s)", failed)
         self.sent.append(asyncio.run_coroutine_threadsafe(coroutine, self.loop))
 
     def message_key(self, msg_id: Any) -> int:
