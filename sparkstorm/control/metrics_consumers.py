@@ -13,7 +13,6 @@ is logged, and the others go on.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import socket
 import time
@@ -24,9 +23,9 @@ from sparkstorm.config import (
     TOPOLOGY_BUILTIN_METRICS_BUCKET_SIZE_SECS,
     TOPOLOGY_METRICS_CONSUMER_REGISTER,
 )
-from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.topology.metrics import DataPoint, TaskInfo
+from sparkstorm.topology.named_classes import load_class
 
 log = logging.getLogger(__name__)
 
@@ -35,21 +34,10 @@ HOST = socket.gethostname()
 
 def load_consumers(conf: dict[str, Any]) -> list[tuple[Any, Any]]:
     """(consumer instance, argument) for each ``topology.metrics.consumer.register`` entry."""
-    made = []
-    for entry in conf.get(TOPOLOGY_METRICS_CONSUMER_REGISTER) or []:
-        kind = entry["class"]
-        if isinstance(kind, str):
-            module, _, name = kind.replace(":", ".").rpartition(".")
-            try:
-                kind = getattr(importlib.import_module(module), name)
-            except (ImportError, AttributeError, ValueError) as exc:
-                msg = (
-                    f"config key {TOPOLOGY_METRICS_CONSUMER_REGISTER!r}: cannot load "
-                    f"{entry['class']!r} ({exc}); give a class or its 'package.module.Class'"
-                )
-                raise InvalidTopologyError(msg) from None
-        made.append((kind(), entry.get("argument")))
-    return made
+    return [
+        (load_class(TOPOLOGY_METRICS_CONSUMER_REGISTER, entry["class"])(), entry.get("argument"))
+        for entry in conf.get(TOPOLOGY_METRICS_CONSUMER_REGISTER) or []
+    ]
 
 
 class MetricsConsumers:

@@ -10,12 +10,11 @@ as the task's error and the task goes on. A task without hooks pays nothing.
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sparkstorm.config import TOPOLOGY_AUTO_TASK_HOOKS as AUTO_TASK_HOOKS
-from sparkstorm.errors import InvalidTopologyError
+from sparkstorm.topology.named_classes import load_class
 
 if TYPE_CHECKING:
     from sparkstorm._types import MsgId
@@ -110,29 +109,5 @@ class BaseTaskHook:
 
 
 def hook_classes(conf: dict[str, Any]) -> list[type]:
-    """The classes ``topology.auto.task.hooks`` names (classes, or their dotted names).
-
-    Raises
-    ------
-    InvalidTopologyError
-        Naming the entry that does not import or is not a class.
-    """
-    found = []
-    for entry in conf.get(AUTO_TASK_HOOKS) or []:
-        if isinstance(entry, type):
-            found.append(entry)
-            continue
-        module, _, name = str(entry).replace(":", ".").rpartition(".")
-        try:
-            hook = getattr(importlib.import_module(module), name)
-        except (ImportError, AttributeError, ValueError) as exc:
-            msg = (
-                f"config key {AUTO_TASK_HOOKS!r}: cannot load {entry!r} ({exc}); give hook "
-                f"classes, or their 'package.module.Class' names importable here"
-            )
-            raise InvalidTopologyError(msg) from None
-        if not isinstance(hook, type):
-            msg = f"config key {AUTO_TASK_HOOKS!r}: {entry!r} is not a class"
-            raise InvalidTopologyError(msg)
-        found.append(hook)
-    return found
+    """The classes ``topology.auto.task.hooks`` names (classes, or their dotted names)."""
+    return [load_class(AUTO_TASK_HOOKS, entry) for entry in conf.get(AUTO_TASK_HOOKS) or []]
