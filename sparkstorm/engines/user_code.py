@@ -14,15 +14,25 @@ per worker process, as a Storm worker's static fields are per JVM. On a cluster 
 machines do not have those folders, the user's modules must be installed on the
 executors or shipped with ``--py-files`` (a script run with ``sparkstorm run FILE`` is
 shipped by value, always).
+
+The user's modules may also import a package under another name: a streamparse project
+imports ``streamparse``, which :mod:`sparkstorm.streamparse` stands in for. Such aliases
+travel with the folders, so that a worker imports the user's modules as the driver did.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
 import os
 import site
 import sys
 import sysconfig
+from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 
 def _installed_roots() -> tuple[str, ...]:
@@ -50,3 +60,82 @@ def add_paths(paths: list[str]) -> None:
     for path in paths:
         if path not in sys.path and Path(path).is_dir():
             sys.path.append(path)
+
+
+@dataclass(frozen=True)
+class Alias:
+    """Module names under ``package`` that import from ``modules`` instead.
+
+    ``modules`` maps each full name under ``package`` (``package`` itself included) to
+    the module that stands for it; any other name under ``package`` fails to import
+    with ``missing`` in its message, which says what to do instead.
+    """
+
+    package: str
+    modules: dict[str, str]
+    missing: str
+
+
+@dataclass(frozen=True)
+class UserCode:
+    """What a worker needs to import the user's modules as the driver does."""
+
+    paths: list[str] = field(default_factory=list)
+    aliases: tuple[Alias, ...] = ()
+
+    def install(self) -> None:
+        """In a worker: add the folders and the aliases, before the plan is unpickled."""
+        add_paths(self.paths)
+        for alias in self.aliases:
+            add_alias(alias)
+
+
+_ALIASES: dict[str, Alias] = {}
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """First on ``sys.meta_path``: an aliased name imports the module standing for it.
+
+    It comes before the path finders, so an installed package of the aliased name is
+    never imported while the alias holds.
+    """
+
+    def find_spec(
+        self, fullname: str, path: object = None, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        alias = _ALIASES.get(fullname.partition(".")[0])
+        if alias is None:
+            return None
+        if fullname not in alias.modules:
+            msg = f"No module named {fullname!r}: {alias.missing}"
+            raise ModuleNotFoundError(msg, name=fullname)
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        """The module standing for ``spec.name``, imported under its own name."""
+        return importlib.import_module(_ALIASES[spec.name.partition(".")[0]].modules[spec.name])
+
+    def exec_module(self, module: ModuleType) -> None:
+        """Nothing: the module ran when it was imported under its own name."""
+
+
+_FINDER = _AliasFinder()
+
+
+def add_alias(alias: Alias) -> None:
+    """Make ``alias.package`` and its listed modules import what stands for them.
+
+    Names already imported under ``alias.package`` (the real package, imported before)
+    are dropped from ``sys.modules`` so that the next import takes the alias.
+    """
+    _ALIASES[alias.package] = alias
+    if _FINDER not in sys.meta_path:
+        sys.meta_path.insert(0, _FINDER)
+    for name in [n for n in sys.modules if n.partition(".")[0] == alias.package]:
+        if sys.modules[name].__name__ != alias.modules.get(name):
+            del sys.modules[name]
+
+
+def user_code() -> UserCode:
+    """The driver's user folders and aliases, for the workers."""
+    return UserCode(user_paths(), tuple(_ALIASES.values()))

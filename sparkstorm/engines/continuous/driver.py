@@ -35,7 +35,7 @@ from sparkstorm.engines.continuous.worker import (
     Worker,
     WorkerReport,
 )
-from sparkstorm.engines.user_code import add_paths, user_paths
+from sparkstorm.engines.user_code import UserCode, user_code
 from sparkstorm.errors import SparkStormError
 from sparkstorm.state.stores import Sources
 from sparkstorm.tasks.pickling import dumps
@@ -66,7 +66,7 @@ class WorkerSetup:
     """How many times the stage was started before (ids differ per attempt)."""
     simulated: bool = False
     """Whether time moves only when the driver says so."""
-    paths: list[str] = field(default_factory=list)
+    code: UserCode = field(default_factory=UserCode)
     """The driver's import folders that are not installed packages' (``user_code``)."""
     keys: RunKeys | None = None
     """The run's CURVE keys (see ``security``); None only in tests of the protocol."""
@@ -104,7 +104,7 @@ def run_worker(setup: WorkerSetup, index: int, host: str, exchange: Any) -> None
     ``exchange(address)`` returns every worker's address, by index (Spark's
     ``BarrierTaskContext.allGather``). A watchdog reports a user call that blocks.
     """
-    add_paths(setup.paths)  # before the plan: its classes may come from the user's folders
+    setup.code.install()  # before the plan: its classes may come from the user's folders
     plan: Plan = cloudpickle.loads(setup.plan_bytes)
     context: zmq.Context[Any] = zmq.Context()
     gate = Gate(context, setup.keys) if setup.keys is not None else None
@@ -224,7 +224,7 @@ class ContinuousEngine:
             control,
             self.workers,
             simulated=simulated,
-            paths=user_paths(),
+            code=user_code(),
             keys=keys,
             replays=replays,
         )

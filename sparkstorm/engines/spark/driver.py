@@ -53,7 +53,7 @@ from sparkstorm.engines.rows import (
 from sparkstorm.engines.spark.blocked_calls import BlockedCall, BlockedCallListener
 from sparkstorm.engines.spark.executor import CLEANUP_SUPERSTEP, run_partition
 from sparkstorm.engines.spark.session import create_session
-from sparkstorm.engines.user_code import user_paths
+from sparkstorm.engines.user_code import user_code
 from sparkstorm.engines.wire import PartitionReport, StepResult
 from sparkstorm.errors import ComponentStateError, InvalidTopologyError, SparkStormError
 from sparkstorm.reliability.base_collector import ReportedError
@@ -139,7 +139,7 @@ class SparkEngine:
             copy_component(bolt.obj, bolt.component_id)
         self._listener = BlockedCallListener(self._listen_host(), self.run_id, self._on_blocked)
         self._watch = (*self._listener.address, plan.conf[SPARKSTORM_WATCHDOG_SECS])
-        payload = (user_paths(), dumps((plan.for_executors(), seed)))
+        payload = (user_code(), dumps((plan.for_executors(), seed)))
         self._plan_bytes = self.spark.sparkContext.broadcast(payload)
 
     def _listen_host(self) -> str:

@@ -45,7 +45,6 @@ from sparkstorm.engines.rows import (
     to_batch,
 )
 from sparkstorm.engines.spark.blocked_calls import BlockedCall, send_report
-from sparkstorm.engines.user_code import add_paths
 from sparkstorm.engines.wire import Captured, PartitionReport
 from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.tasks.gc_tuning import fewer_collections
@@ -127,8 +126,8 @@ class _Inbox:
 
 def _worker_plan(run_id: str, plan_bytes: Any) -> tuple[Plan, RowCodec, int]:
     if run_id not in _PLANS:
-        paths, payload = plan_bytes.value  # the driver's folders first: the plan needs them
-        add_paths(paths)
+        code, payload = plan_bytes.value  # the driver's folders first: the plan needs them
+        code.install()
         plan, seed = pickle.loads(payload)
         _PLANS[run_id] = (plan, RowCodec(plan), seed)
         while len(_PLANS) > 4:
