@@ -34,6 +34,8 @@ from sparkstorm import __version__
 from sparkstorm.config import (
     SPARK_PREFIX,
     SPARKSTORM_SPARK_MODE,
+    TOPOLOGY_ACKER_EXECUTORS,
+    TOPOLOGY_DEBUG,
     TOPOLOGY_STATE_PROVIDER,
     check_key,
     check_value,
@@ -41,6 +43,19 @@ from sparkstorm.config import (
     resolve,
 )
 from sparkstorm.errors import InvalidTopologyError, RunAborted, SparkStormError
+from sparkstorm.streamparse import (
+    TopologyType,
+    install_import_hook,
+    is_streamparse_topology,
+    to_topology,
+)
+from sparkstorm.streamparse.convert import check_ticks
+from sparkstorm.streamparse.project import (
+    Project,
+    environment_options,
+    find_project,
+    source_folder,
+)
 from sparkstorm.topology.builder import Topology
 
 if TYPE_CHECKING:
@@ -118,17 +133,30 @@ def _takes_no_arguments(value: Any) -> bool:
     return all(p.default is not p.empty or p.kind in free for p in params)
 
 
-def resolve_target(spec: str) -> tuple[Topology, dict[str, Any], ModuleType]:
+def resolve_target(
+    spec: str, environment: str | None = None
+) -> tuple[Topology, dict[str, Any], ModuleType]:
     """``FILE_OR_MODULE[:ATTR]`` -> (topology, conf, module).
 
     ATTR (default ``topology``) is a Topology, or a zero-argument function returning a
-    Topology or ``(topology, conf)``.
+    Topology or ``(topology, conf)``, or a streamparse ``Topology`` class (without ATTR,
+    the one the file defines or imports). A streamparse project's ``src/`` is put on the
+    path first, and its ``config.json`` environment (``environment``, or the only one)
+    gives the configuration the topology's ``config`` overrides.
     """
     target, _, attr = spec.rpartition(":") if ":" in spec else (spec, "", "")
     if not target:
         target, attr = spec, ""
+    project = _streamparse_project(target)
     module = load_module(target)
+    if not attr and not hasattr(module, "topology"):
+        attr = _streamparse_topology_name(module, target) or ""
     attr = attr or "topology"
+    value = getattr(module, attr, None)
+    if isinstance(value, TopologyType) and is_streamparse_topology(value):
+        env_name, env = project.environment(environment) if project else (environment, {})
+        topology, topology_conf = to_topology(value, env_name)
+        return topology, {**environment_options(env), **topology_conf}, module
     if not hasattr(module, attr):
         found = [
             n
@@ -164,10 +192,34 @@ def resolve_target(spec: str) -> tuple[Topology, dict[str, Any], ModuleType]:
     if not isinstance(value, Topology):
         msg = (
             f"{target}:{attr} gave {type(value).__name__}, not a Topology; return "
-            f"builder.create_topology() (optionally with a conf dict)"
+            f"builder.create_topology() (optionally with a conf dict), or name a "
+            f"streamparse Topology class"
         )
         raise UsageError(msg)
     return value, dict(conf or {}), module
+
+
+def _streamparse_project(target: str) -> Project | None:
+    """For a file in a streamparse project: put its ``src/`` on the path; the project."""
+    path = Path(target)
+    if not path.is_file():
+        return None
+    src = source_folder(path)
+    if src is not None and str(src) not in sys.path:
+        sys.path.append(str(src))  # as sparse does: after the installed packages
+    return find_project(path.parent)
+
+
+def _streamparse_topology_name(module: ModuleType, target: str) -> str | None:
+    """The name of the one streamparse ``Topology`` class ``module`` holds, if any."""
+    found = [n for n, v in vars(module).items() if is_streamparse_topology(v)]
+    if len(found) > 1:
+        msg = (
+            f"{target} holds several streamparse topologies ({', '.join(found)}): name "
+            f"one as {target}:NAME"
+        )
+        raise UsageError(msg)
+    return found[0] if found else None
 
 
 def parse_conf(items: list[str]) -> dict[str, Any]:
@@ -220,6 +272,18 @@ def _seconds(raw: str) -> float:
     return value
 
 
+def _sparse_seconds(raw: str) -> float | None:
+    """``sparse run -t``'s seconds: 0 or less is no limit."""
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        msg = f"expected a number of seconds, got {raw!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value if value > 0 else None
+
+
 def check_options(args: argparse.Namespace, conf: dict[str, Any]) -> None:
     """Options that cannot work together or cannot work at all, before anything starts."""
     spark_only = [
@@ -249,7 +313,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"sparkstorm {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a topology")
-    run.add_argument("target", help="FILE_OR_MODULE[:ATTR]")
+    run.add_argument(
+        "target",
+        nargs="?",
+        help="FILE_OR_MODULE[:ATTR]; in a streamparse project, omit it to run the "
+        "topology of topology_specs (the only one, or the one --name names)",
+    )
     run.add_argument("--engine", choices=["spark", "local"], default="spark")
     run.add_argument("--master", default=None, help="Spark master URL (default local[*])")
     run.add_argument(
@@ -261,17 +330,56 @@ def build_parser() -> argparse.ArgumentParser:
     stop = run.add_mutually_exclusive_group()
     stop.add_argument("--duration", type=_seconds, default=None, metavar="SECONDS")
     stop.add_argument(
+        "-t",
+        "--time",
+        dest="duration",
+        type=_sparse_seconds,
+        metavar="SECONDS",
+        help="as sparse run -t: --duration, where 0 or less runs until stopped",
+    )
+    stop.add_argument(
         "--until-idle",
         action="store_true",
         help="stop once nothing is in flight or pending and the spouts are quiet "
         "(the default for a module that sets UNTIL_IDLE = True)",
     )
-    run.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
+    run.add_argument(
+        "--conf",
+        "-o",
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a configuration key (-o and --option as in sparse run)",
+    )
+    run.add_argument(
+        "-e",
+        "--environment",
+        default=None,
+        help="a streamparse project's environment (config.json envs): its options, "
+        "and its entry of a per-environment par",
+    )
+    run.add_argument(
+        "-d", "--debug", action="store_true", help="topology.debug=true (as sparse run -d)"
+    )
+    run.add_argument(
+        "-a",
+        "--ackers",
+        type=int,
+        default=None,
+        help="topology.acker.executors (as sparse run -a)",
+    )
     run.add_argument(
         "--spark-conf", default=None, metavar="FILE", help="spark-defaults.conf-style settings"
     )
     run.add_argument("--stats-json", default=None, metavar="PATH")
-    run.add_argument("--name", default=None)
+    run.add_argument(
+        "-n",
+        "--name",
+        default=None,
+        help="the run's name (default: the file's stem); in a streamparse project "
+        "without a target, also the topology file's",
+    )
     run.add_argument(
         "--quiet", action="store_true", help="no live table: only the final summary and errors"
     )
@@ -496,6 +604,7 @@ def setup_logging() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     args = build_parser().parse_args(argv)  # bad usage: argparse exits with 2
+    install_import_hook()  # a streamparse project's imports give sparkstorm's classes
     if args.command == "state":
         return show_state(args)
     if args.command != "run":
@@ -508,7 +617,7 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(loaded, int):
         return loaded
     topology, conf, module = loaded
-    name = args.name or Path(args.target.split(":")[0]).stem.split(".")[-1]
+    name = args.name or Path(str(args.target).split(":")[0]).stem.split(".")[-1]
     until_idle = args.until_idle or (args.duration is None and getattr(module, "UNTIL_IDLE", False))
     options: dict[str, Any] = {
         "master": args.master,
@@ -548,14 +657,21 @@ def _load(args: argparse.Namespace) -> tuple[Topology, dict[str, Any], Any] | in
     """The topology, its configuration (checked) and its module; an exit code if bad."""
     try:
         overrides = parse_conf(args.conf)
+        if args.debug:
+            overrides[TOPOLOGY_DEBUG] = True
+        if args.ackers is not None:
+            overrides.update(parse_conf([f"{TOPOLOGY_ACKER_EXECUTORS}={args.ackers}"]))
         if args.spark_conf:
             overrides.update(read_spark_conf(args.spark_conf))
-        topology, conf, module = resolve_target(args.target)
+        if args.target is None:
+            args.target = str(_project_topology(args.name))
+        topology, conf, module = resolve_target(args.target, args.environment)
         conf.update(overrides)
         if args.mode is not None:
             conf["sparkstorm.spark.mode"] = args.mode
         check_options(args, conf)
         resolve(conf)  # every key and value checked before anything starts
+        check_ticks(topology, conf)
     except (UsageError, InvalidTopologyError) as exc:
         print(f"sparkstorm: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -563,6 +679,18 @@ def _load(args: argparse.Namespace) -> tuple[Topology, dict[str, Any], Any] | in
         print("sparkstorm: interrupted while loading the topology", file=sys.stderr)
         return EXIT_INTERRUPTED
     return topology, conf, module
+
+
+def _project_topology(name: str | None) -> Path:
+    """The topology file of the streamparse project here, as ``sparse run`` finds it."""
+    project = find_project(Path.cwd())
+    if project is None:
+        msg = (
+            "the following arguments are required: target (FILE_OR_MODULE[:ATTR]); only "
+            "in a streamparse project (a folder with config.json) can it be omitted"
+        )
+        raise UsageError(msg)
+    return project.topology_file(name)
 
 
 def _callbacks(console: Console, name: str) -> dict[str, Any]:
