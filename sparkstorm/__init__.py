@@ -21,6 +21,7 @@ from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import BoltDeclarer, OutputFieldsDeclarer, SpoutDeclarer
 from sparkstorm.topology.fields import Fields
 from sparkstorm.topology.hooks import BaseTaskHook
+from sparkstorm.topology.storm_time import Time
 from sparkstorm.topology.tuple import Tuple
 from sparkstorm.topology.windowing import (
     Count,
@@ -60,6 +61,7 @@ __all__ = [
     "SpoutOutputCollector",
     "StatefulBolt",
     "StatefulWindowedBolt",
+    "Time",
     "Topology",
     "TopologyBuilder",
     "TopologyContext",

@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sparkstorm.config import (
+    SPARKSTORM_SIMULATED_TIME,
     TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS,
     TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL,
 )
@@ -26,6 +27,7 @@ from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.topology.fields import Fields
 from sparkstorm.topology.groupings import StreamRoute
 from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.storm_time import simulate
 from sparkstorm.topology.tuple import Row, Tuple
 
 
@@ -100,6 +102,7 @@ class BaseCollector:
         self._out: list[Row] = []
         self._next_id: Callable[[], int] = lambda: 0
         self._now = 0.0
+        self._simulated = bool(plan.conf.get(SPARKSTORM_SIMULATED_TIME))
         self._counter = task_id
         self._captured: Captured | None = None
         self.errors: list[ReportedError] = []
@@ -121,6 +124,7 @@ class BaseCollector:
         self._out = out
         self._next_id = next_id
         self._now = now
+        simulate(now if self._simulated else None)  # a reused worker may have simulated
 
     def send_to(self, out: list[Row]) -> None:
         """Send the emits from now on to ``out`` (ids and clock unchanged)."""

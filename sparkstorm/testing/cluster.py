@@ -28,6 +28,7 @@ from sparkstorm._types import FailReason, MsgId
 from sparkstorm.config import (
     SPARK_MODES,
     SPARKSTORM_IDLE_TIMEOUT_SECS,
+    SPARKSTORM_SIMULATED_TIME,
     SPARKSTORM_SPARK_MODE,
     resolve,
 )
@@ -43,6 +44,7 @@ from sparkstorm.topology.components import Spout
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import DEFAULT_STREAM_ID, OutputFieldsDeclarer
 from sparkstorm.topology.fields import Fields
+from sparkstorm.topology.storm_time import simulate
 
 __all__ = ["FeederSpout", "LocalCluster"]
 
@@ -234,6 +236,8 @@ class LocalCluster:
         if name in self._topologies:
             msg = f"a topology named {name!r} is already running; kill it first"
             raise ValueError(msg)
+        if isinstance(self._clock, SimulatedClock):  # tasks read it through Time
+            conf = {**(conf or {}), SPARKSTORM_SIMULATED_TIME: True}
         resolved = resolve(conf)
         mode = self._mode or resolved[SPARKSTORM_SPARK_MODE]
         if self._engine_name == "spark" and mode == "continuous":
@@ -332,9 +336,10 @@ class LocalCluster:
         return self._runtime(name).stats()
 
     def shutdown(self) -> None:
-        """Kill every topology."""
+        """Kill every topology; ``Time`` reads the wall clock again in this process."""
         for name in list(self._topologies):
             self.kill_topology(name)
+        simulate(None)
 
     def __enter__(self) -> LocalCluster:
         return self

@@ -12,6 +12,7 @@ from sparkstorm.topology.declarers import (
     DIRECT,
     FIELDS,
     PARTIAL_KEY,
+    SYSTEM_STREAM,
     BoltDeclarer,
     ComponentDeclaration,
     GlobalStreamId,
@@ -22,6 +23,7 @@ from sparkstorm.topology.declarers import (
     check_reserved,
     check_tasks,
 )
+from sparkstorm.topology.streams import SYSTEM_STREAM_ID
 
 
 @dataclass(frozen=True)
@@ -159,7 +161,7 @@ def _check_subscription(
     if src not in streams:
         msg = f"bolt {bolt_id!r} subscribes to unknown component {src!r} (known: {sorted(streams)})"
         raise InvalidTopologyError(msg, component=bolt_id, stream=stream)
-    info = streams[src].get(stream)
+    info = streams[src].get(stream) or (SYSTEM_STREAM if stream == SYSTEM_STREAM_ID else None)
     if info is None:
         msg = (
             f"bolt {bolt_id!r} subscribes to stream {stream!r} of {src!r}, which {src!r} "

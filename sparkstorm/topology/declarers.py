@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Self
 from sparkstorm.config import TOPOLOGY_TASKS
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.topology.fields import Fields
+from sparkstorm.topology.streams import SYSTEM_STREAM_FIELDS
 
 if TYPE_CHECKING:
     from sparkstorm.topology.components import Component
@@ -31,6 +32,10 @@ class StreamInfo:
 
     fields: Fields
     direct: bool = False
+
+
+SYSTEM_STREAM = StreamInfo(SYSTEM_STREAM_FIELDS)
+"""The ``__system`` stream every component has (Storm's ``SYSTEM_STREAM_ID``)."""
 
 
 @dataclass(frozen=True, slots=True)

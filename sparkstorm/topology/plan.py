@@ -22,7 +22,7 @@ from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.topology.builder import ComponentSpec, Topology
 from sparkstorm.topology.components import Spout, is_stateful
 from sparkstorm.topology.context import TopologyContext
-from sparkstorm.topology.declarers import CUSTOM, LOCAL_OR_SHUFFLE
+from sparkstorm.topology.declarers import CUSTOM, LOCAL_OR_SHUFFLE, SYSTEM_STREAM
 from sparkstorm.topology.groupings import StreamRoute, custom_chooser
 from sparkstorm.topology.hooks import hook_classes
 from sparkstorm.topology.streams import ACKER_COMPONENT_ID
@@ -132,6 +132,10 @@ class Plan:
                         context = TopologyContext(self, task_id or 0, self.conf)
                         own = copy.deepcopy(grouping.custom)
                         chooser = custom_chooser(own, tasks, source, task_id, context)
+                    if source.stream_id not in routes:  # the __system stream, undeclared
+                        routes[source.stream_id] = StreamRoute(
+                            component_id, source.stream_id, SYSTEM_STREAM
+                        )
                     routes[source.stream_id].add_subscriber(
                         grouping.kind, tasks, grouping.fields, chooser
                     )

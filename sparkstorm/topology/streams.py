@@ -17,6 +17,10 @@ from sparkstorm.topology.fields import Fields
 SYSTEM_COMPONENT_ID = "__system"
 SYSTEM_TASK_ID = -1
 TICK_STREAM_ID = "__tick"
+SYSTEM_STREAM_ID = "__system"
+"""The stream every component has without declaring it, as in Storm: a bolt may
+subscribe to it; nothing is emitted on it."""
+SYSTEM_STREAM_FIELDS = Fields("event")
 
 ACKER_COMPONENT_ID = "__acker"
 ACKER_INIT_STREAM_ID = "__ack_init"

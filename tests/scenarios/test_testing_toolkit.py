@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from sparkstorm import BasicBolt, Bolt, Config, Fields, InvalidTopologyError, TopologyBuilder
+from sparkstorm import (
+    BasicBolt,
+    Bolt,
+    Config,
+    Fields,
+    InvalidTopologyError,
+    Time,
+    TopologyBuilder,
+)
 from sparkstorm.testing import (
     FeederSpout,
     FixedTupleSpout,
@@ -55,6 +63,52 @@ def test_complete_topology_with_mocked_sources_as_storm_s_testing_test(engine, s
     assert sorted(results.read_tuples("3")) == [[1], [2], [3], [4]]
     assert len(results.read_tuples("4")) == 4 and max(results.read_tuples("4")) == [4]
     assert results.result.stats["1"]["acked"] == 4
+
+
+def test_a_bolt_may_subscribe_to_the_system_stream_as_in_storm_s_test_system_stream(engine, spark):
+    builder = TopologyBuilder()
+    builder.set_spout("1", TestWordSpout(), 3)
+    declarer = builder.set_bolt("2", IdentityBolt(Fields("word")))
+    declarer.fields_grouping("1", Fields("word")).global_grouping("1", "__system")
+    mocked = MockedSources().add_mock_data("1", ["a"], ["b"], ["c"])
+    results = complete_topology(builder.create_topology(), mocked, **on(engine, spark))
+    assert sorted(results.read_tuples("2")) == [["a"], ["b"], ["c"]]
+    with pytest.raises(InvalidTopologyError, match=r"stream '__systme' of '1', which '1'"):
+        builder.set_bolt("3", IdentityBolt(Fields("word"))).global_grouping("1", "__systme")
+        builder.create_topology()
+
+
+class Clock(Bolt):
+    """Emits the time its task reads at each tick (every 2 s)."""
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+
+    def execute(self, tup):
+        if tup.is_tick():
+            self.collector.emit([Time.current_time_secs(), Time.is_simulating()])
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("now", "simulating"))
+
+    def get_component_configuration(self):
+        return {"topology.tick.tuple.freq.secs": 2}
+
+
+def test_components_read_the_simulated_time_wherever_their_task_runs(engine, cluster_factory):
+    cluster = cluster_factory(engine)
+    builder = TopologyBuilder()
+    builder.set_spout("words", FeederSpout(Fields("word")))
+    builder.set_bolt("clock", Clock(), 2).shuffle_grouping("words")
+    cluster.submit_topology("clock", Config(), builder.create_topology(), capture=True)
+    cluster.advance_time(7)
+    cluster.wait_until_idle()
+    read = cluster.captured("clock", "clock")
+    assert len(read) >= 4  # two tasks, ticks at about 2, 4 and 6 simulated seconds
+    assert all(simulating for _, simulating in read)
+    assert all(0 < now <= 7 for now, _ in read), read  # not the wall clock's 1.7e9
+    cluster.shutdown()
+    assert not Time.is_simulating()  # the wall clock again, in this process
 
 
 def test_complete_topology_refuses_a_spout_that_never_ends_and_a_mock_of_a_bolt():
