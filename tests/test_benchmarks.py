@@ -109,3 +109,10 @@ def test_cpu_budget_counts_the_children_apart_from_the_driver():
     finally:
         child.kill()
         child.wait()
+
+
+def test_the_streamparse_layer_benchmark_runs_both_ways_with_every_word_acked():
+    from benchmarks.streamparse_layer import one_run
+
+    for kind in ("native", "streamparse"):
+        assert one_run(kind, 400) > 0  # it asserts that all 400 words were acked

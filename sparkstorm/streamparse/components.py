@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 from collections import Counter, defaultdict, namedtuple
+from collections.abc import Callable
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
@@ -158,7 +159,7 @@ class Component:
 def _component_logger(
     conf: dict[str, Any], topology: str, component: str, task: int
 ) -> logging.Logger:
-    """Pystorm's logger: ``pystorm.component.<component>``, to files with ``pystorm.log.path``.
+    """The logger pystorm gives: ``pystorm.component.<component>``; files with a log path.
 
     Without a log path its lines go wherever the process's logging sends them (the
     ``sparkstorm`` command shows warnings and errors).
@@ -370,9 +371,11 @@ class Bolt(Component, storm.Bolt):
     def _received(self, tup: StormTuple) -> Tuple:
         self._next_id += 1
         self._pending[self._next_id] = tup
-        values = tuple(tup.values)
-        if tup.source_component != SYSTEM_COMPONENT_ID:
-            values = _values_type(tup.source_component, tup.source_stream, tup.fields)(*values)
+        fields = tup.fields
+        named = _VALUE_TYPES.get(id(fields))
+        if named is None or named[0] is not fields:
+            named = _values_type(tup.source_component, tup.source_stream, fields)
+        values = named[1](tup.values)
         return Tuple(
             self._next_id, tup.source_component, tup.source_stream, tup.source_task, values
         )
@@ -541,110 +544,41 @@ class TicklessBatchingBolt(BatchingBolt):
         }
 
 
-class JavaSpout(Component):
-    """A JVM spout: its spec is accepted, and refused by name when the topology is built."""
+class _Refused(Component):
+    """A JVM or shell component: its spec is accepted, and refused when the topology is built.
+
+    streamparse accepts it in a ``Topology``; :func:`~sparkstorm.streamparse.to_topology`
+    refuses it with one error naming the component.
+    """
+
+    @classmethod
+    def spec(cls, name: str | None = None, **kwargs: Any) -> ComponentSpec:
+        """The spec, from streamparse's arguments (``full_class_name``, ``command``, ...)."""
+        command = " ".join(str(kwargs[k]) for k in ("command", "script") if kwargs.get(k))
+        detail = kwargs.get("full_class_name") or command or "serialized Java"
+        kept = {k: kwargs.get(k) for k in ("inputs", "par", "config", "outputs")}
+        return JvmSpec(cls, cls.__name__, detail, name=name, **kept)
+
+
+class JavaSpout(_Refused):
+    """A JVM spout (refused when the topology is built)."""
 
     @classmethod
     def is_spout_class(cls) -> bool:
         """A spout."""
         return True
 
-    @classmethod
-    def spec(
-        cls,
-        name: str | None = None,
-        serialized_java: Any = None,
-        full_class_name: str | None = None,
-        args_list: Any = None,
-        par: Any = 1,
-        config: Any = None,
-        outputs: Any = None,
-    ) -> ComponentSpec:
-        """Kept to name it in the error."""
-        detail = full_class_name or "serialized Java"
-        return JvmSpec(cls, "JavaSpout", detail, name=name, par=par, config=config, outputs=outputs)
+
+class JavaBolt(_Refused):
+    """A JVM bolt (refused when the topology is built)."""
 
 
-class JavaBolt(Component):
-    """A JVM bolt: its spec is accepted, and refused by name when the topology is built."""
-
-    @classmethod
-    def spec(
-        cls,
-        name: str | None = None,
-        serialized_java: Any = None,
-        full_class_name: str | None = None,
-        args_list: Any = None,
-        inputs: Any = None,
-        par: Any = 1,
-        config: Any = None,
-        outputs: Any = None,
-    ) -> ComponentSpec:
-        """Kept to name it in the error."""
-        detail = full_class_name or "serialized Java"
-        return JvmSpec(
-            cls,
-            "JavaBolt",
-            detail,
-            name=name,
-            inputs=inputs,
-            par=par,
-            config=config,
-            outputs=outputs,
-        )
+class ShellSpout(JavaSpout):
+    """A spout run as a command (refused when the topology is built)."""
 
 
-class ShellSpout(Component):
-    """A spout run as a command: accepted, and refused by name when the topology is built."""
-
-    @classmethod
-    def is_spout_class(cls) -> bool:
-        """A spout."""
-        return True
-
-    @classmethod
-    def spec(
-        cls,
-        name: str | None = None,
-        command: str | None = None,
-        script: str | None = None,
-        par: Any = None,
-        config: Any = None,
-        outputs: Any = None,
-    ) -> ComponentSpec:
-        """Kept to name it in the error."""
-        detail = f"{command} {script}".strip()
-        return JvmSpec(
-            cls, "ShellSpout", detail, name=name, par=par, config=config, outputs=outputs
-        )
-
-
-class ShellBolt(Component):
-    """A bolt run as a command: accepted, and refused by name when the topology is built."""
-
-    @classmethod
-    def spec(
-        cls,
-        name: str | None = None,
-        command: str | None = None,
-        script: str | None = None,
-        inputs: Any = None,
-        par: Any = None,
-        config: Any = None,
-        outputs: Any = None,
-    ) -> ComponentSpec:
-        """Kept to name it in the error."""
-        detail = f"{command} {script}".strip()
-        return JvmSpec(
-            cls,
-            "ShellBolt",
-            detail,
-            name=name,
-            inputs=inputs,
-            par=par,
-            config=config,
-            outputs=outputs,
-        )
+class ShellBolt(_Refused):
+    """A bolt run as a command (refused when the topology is built)."""
 
 
 def no_ticks_message(cls: str, component: str) -> str:
@@ -663,15 +597,19 @@ def _checked_values(tup: Any) -> list[Any]:
     return list(tup)
 
 
-_VALUE_TYPES: dict[tuple[str, str, Fields], type] = {}
+_VALUE_TYPES: dict[int, tuple[Fields, Callable[[Any], tuple[Any, ...]]]] = {}
+"""A stream's fields object (by identity: one per stream and process) -> the maker of
+its values, checked by identity, as an id may be reused once the object is gone."""
 
 
-def _values_type(component: str, stream: str, fields: Fields) -> type:
-    """Pystorm's named tuple for a source stream's values: ``tup.values.word``."""
-    key = (component, stream, fields)
-    found = _VALUE_TYPES.get(key)
-    if found is None:
+def _values_type(
+    component: str, stream: str, fields: Fields
+) -> tuple[Fields, Callable[[Any], tuple[Any, ...]]]:
+    """The values as pystorm gives them: a named tuple of the source's fields."""
+    make: Callable[[Any], tuple[Any, ...]] = tuple  # a tick's: a plain tuple, as pystorm's
+    if component != SYSTEM_COMPONENT_ID:
         name = "".join(part.title() for part in (component, stream)) + "Tuple"
         name = "".join(c if c.isalnum() else "_" for c in name)
-        found = _VALUE_TYPES[key] = namedtuple(name, list(fields), rename=True)
-    return found
+        make = namedtuple(name, list(fields), rename=True)._make  # type: ignore[attr-defined]
+    entry = _VALUE_TYPES[id(fields)] = (fields, make)
+    return entry

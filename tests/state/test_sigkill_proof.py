@@ -65,13 +65,14 @@ def committed_counts(env: dict[str, str], name: str) -> dict[str, int]:
 
 
 @pytest.mark.parametrize(
-    ("engine", "pending", "cycle_secs"),
+    ("engine", "pending", "cycle_secs", "kills"),
     # a checkpoint cycle (drain, prepare, commit) is ~0.3 s locally and in the continuous
-    # mode, ~2 s in Spark supersteps
-    [("local", 100, 1.5), ("spark", 400, 3.0), ("continuous", 100, 1.5)],
+    # mode, ~2 s in Spark supersteps; there, each start of a run costs ~15 s of Spark
+    # start-up, so two kills (the superstep mode shares the local one's control plane)
+    [("local", 100, 1.5, KILLS), ("spark", 400, 3.0, 2), ("continuous", 100, 1.5, KILLS)],
 )
 def test_sigkill_at_random_points_counts_every_word_exactly_once(
-    engine, pending, cycle_secs, queue_and_table, redis_prefix, tmp_path, monkeypatch
+    engine, pending, cycle_secs, kills, queue_and_table, redis_prefix, tmp_path, monkeypatch
 ):
     seed = random.randrange(1 << 32)
     print(f"seed {seed}")  # shown on failure: the kill points can be replayed
@@ -84,7 +85,7 @@ def test_sigkill_at_random_points_counts_every_word_exactly_once(
         monkeypatch.delenv(key, raising=False)  # committed_counts sets them; undone after
     store = open_store("redis", {"url": REDIS, "key_prefix": redis_prefix}, name)
     began = time.monotonic()
-    for kill in range(KILLS):
+    for kill in range(kills):
         run = RunProcess(TARGET, engine, tmp_path, "--name", name, env=env)
         committed = store.committed_txid()
         run.until(lambda c=committed: store.committed_txid() > c, "a new checkpoint", 180)
