@@ -300,3 +300,19 @@ def test_the_import_hook_gives_sparkstorm_s_classes_even_with_streamparse_instal
     assert out[0] == "5.0.1"
     assert out[1] == "sparkstorm.streamparse sparkstorm.streamparse.components False"
     assert out[2].startswith("No module named 'streamparse.cli': sparkstorm stands in")
+
+
+def test_a_log_path_gives_each_task_its_own_file_as_pystorm_names_it(tmp_path):
+    conf = {"pystorm.log.path": str(tmp_path), "pystorm.log.level": "debug"}
+    bolt, _ = prepared(Echo(), conf, component="echo")
+    bolt.logger.debug("counted %d words", 7)
+    bolt.log("via log()", "warn")
+    for handler in bolt.logger.handlers:
+        handler.flush()
+    (file,) = tmp_path.glob("pystorm__echo_2_*.log")  # topology, component, task, pid
+    lines = file.read_text().splitlines()
+    assert lines[0].endswith("pystorm.component.echo - DEBUG - counted 7 words")
+    assert lines[1].endswith("WARNING - via log()")
+    for handler in list(bolt.logger.handlers):
+        bolt.logger.removeHandler(handler)
+        handler.close()
