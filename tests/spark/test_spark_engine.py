@@ -138,6 +138,7 @@ def test_a_retried_superstep_reproduces_the_same_ids():
     from sparkstorm.config import resolve
     from sparkstorm.engines.rows import DRIVER_ORD, KIND_TUPLES, RowCodec, new_columns
     from sparkstorm.engines.spark import executor as engine
+    from sparkstorm.engines.user_code import UserCode
     from sparkstorm.reliability.ids import id_source
     from sparkstorm.tasks.spout_task import SpoutTask
     from sparkstorm.topology.plan import Plan
@@ -164,7 +165,7 @@ def test_a_retried_superstep_reproduces_the_same_ids():
     plan.deal(2)
 
     class Broadcast:  # as the driver broadcasts it: its import folders, then the plan
-        value = ([], pickle.dumps((plan, 11)))
+        value = (UserCode(), pickle.dumps((plan, 11)))
 
     def attempt():
         engine._RESIDENT.clear()
