@@ -72,6 +72,17 @@ def test_the_streamparse_quickstart_counts_exactly(engine, spark, quickstart):
     assert results.result.stats["count_bolt"]["executed"] == len(words)
 
 
+def test_the_streamparse_quickstart_runs_as_it_is_and_every_word_is_counted(
+    engine, spark, quickstart
+):
+    topology, conf, _ = load(quickstart, "wordcount")
+    result = run_on(engine, topology, conf, spark, duration=3)
+    emitted = result.stats["word_spout"]["emitted"]  # unanchored: no trees to ack
+    assert emitted > 0 and result.errors == []
+    assert result.stats["count_bolt"]["executed"] == emitted  # the stop drained them all
+    assert result.stats["count_bolt"]["acked"] == emitted
+
+
 def test_a_batching_bolt_project_acks_every_sentence_and_counts_exactly(engine, spark):
     topology, conf, _ = load(PROJECTS / "batchcount", "batchcount", "dev")
     assert topology.components["batch_bolt"].num_tasks == 2  # par {"dev": 2, "prod": 3}

