@@ -43,18 +43,13 @@ from sparkstorm.config import (
     resolve,
 )
 from sparkstorm.errors import InvalidTopologyError, RunAborted, SparkStormError
-from sparkstorm.streamparse import (
-    TopologyType,
-    install_import_hook,
-    is_streamparse_topology,
-    to_topology,
-)
+from sparkstorm.streamparse import TopologyType, install_import_hook, is_streamparse_topology
 from sparkstorm.streamparse.convert import check_ticks
 from sparkstorm.streamparse.project import (
-    Project,
-    environment_options,
     find_project,
-    source_folder,
+    open_project,
+    project_topology,
+    topology_class_name,
 )
 from sparkstorm.topology.builder import Topology
 
@@ -147,16 +142,14 @@ def resolve_target(
     target, _, attr = spec.rpartition(":") if ":" in spec else (spec, "", "")
     if not target:
         target, attr = spec, ""
-    project = _streamparse_project(target)
+    project = open_project(Path(target)) if Path(target).is_file() else None
     module = load_module(target)
     if not attr and not hasattr(module, "topology"):
-        attr = _streamparse_topology_name(module, target) or ""
+        attr = topology_class_name(module, target) or ""
     attr = attr or "topology"
     value = getattr(module, attr, None)
     if isinstance(value, TopologyType) and is_streamparse_topology(value):
-        env_name, env = project.environment(environment) if project else (environment, {})
-        topology, topology_conf = to_topology(value, env_name)
-        return topology, {**environment_options(env), **topology_conf}, module
+        return (*project_topology(value, project, environment), module)
     if not hasattr(module, attr):
         found = [
             n
@@ -197,29 +190,6 @@ def resolve_target(
         )
         raise UsageError(msg)
     return value, dict(conf or {}), module
-
-
-def _streamparse_project(target: str) -> Project | None:
-    """For a file in a streamparse project: put its ``src/`` on the path; the project."""
-    path = Path(target)
-    if not path.is_file():
-        return None
-    src = source_folder(path)
-    if src is not None and str(src) not in sys.path:
-        sys.path.append(str(src))  # as sparse does: after the installed packages
-    return find_project(path.parent)
-
-
-def _streamparse_topology_name(module: ModuleType, target: str) -> str | None:
-    """The name of the one streamparse ``Topology`` class ``module`` holds, if any."""
-    found = [n for n, v in vars(module).items() if is_streamparse_topology(v)]
-    if len(found) > 1:
-        msg = (
-            f"{target} holds several streamparse topologies ({', '.join(found)}): name "
-            f"one as {target}:NAME"
-        )
-        raise UsageError(msg)
-    return found[0] if found else None
 
 
 def parse_conf(items: list[str]) -> dict[str, Any]:

@@ -9,11 +9,16 @@ components' modules are imported from ``src/`` (the topology folder's sibling).
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from sparkstorm.errors import InvalidTopologyError
+from sparkstorm.streamparse.convert import is_streamparse_topology, to_topology
+from sparkstorm.streamparse.specs import TopologyType
+from sparkstorm.topology.builder import Topology
 
 CONFIG_FILE = "config.json"
 
@@ -112,7 +117,42 @@ def environment_options(env: dict[str, Any]) -> dict[str, Any]:
     return options
 
 
-def source_folder(topology_file: Path) -> Path | None:
-    """The project's ``src/`` beside the topology file's folder, as ``sparse`` adds it."""
+def open_project(topology_file: Path) -> Project | None:
+    """The project of a topology file, with its ``src/`` put on the path as ``sparse`` does.
+
+    ``src/`` is the topology folder's sibling; it goes after the installed packages.
+    """
     src = topology_file.resolve().parent.parent / "src"
-    return src if src.is_dir() else None
+    if src.is_dir() and str(src) not in sys.path:
+        sys.path.append(str(src))
+    return find_project(topology_file.parent)
+
+
+def topology_class_name(module: ModuleType, target: str) -> str | None:
+    """The name of the one streamparse ``Topology`` class ``module`` holds, if any.
+
+    Raises
+    ------
+    InvalidTopologyError
+        If it holds several: name one as ``FILE:NAME``.
+    """
+    found = [n for n, v in vars(module).items() if is_streamparse_topology(v)]
+    if len(found) > 1:
+        msg = (
+            f"{target} holds several streamparse topologies ({', '.join(found)}): name "
+            f"one as {target}:NAME"
+        )
+        raise InvalidTopologyError(msg)
+    return found[0] if found else None
+
+
+def project_topology(
+    topology_class: TopologyType, project: Project | None, environment: str | None
+) -> tuple[Topology, dict[str, Any]]:
+    """The topology and its configuration: the environment's options under its ``config``.
+
+    ``environment`` (or the project's only one) also picks a per-environment ``par``.
+    """
+    name, env = project.environment(environment) if project else (environment, {})
+    topology, conf = to_topology(topology_class, name)
+    return topology, {**environment_options(env), **conf}
