@@ -43,7 +43,7 @@ from sparkstorm.config import (
     resolve,
 )
 from sparkstorm.errors import InvalidTopologyError, RunAborted, SparkStormError
-from sparkstorm.streamparse import TopologyType, install_import_hook, is_streamparse_topology
+from sparkstorm.streamparse import install_import_hook, is_streamparse_topology
 from sparkstorm.streamparse.convert import check_ticks
 from sparkstorm.streamparse.project import (
     find_project,
@@ -148,7 +148,7 @@ def resolve_target(
         attr = topology_class_name(module, target) or ""
     attr = attr or "topology"
     value = getattr(module, attr, None)
-    if isinstance(value, TopologyType) and is_streamparse_topology(value):
+    if is_streamparse_topology(value):
         return (*project_topology(value, project, environment), module)
     if not hasattr(module, attr):
         found = [
@@ -630,7 +630,7 @@ def _load(args: argparse.Namespace) -> tuple[Topology, dict[str, Any], Any] | in
         if args.debug:
             overrides[TOPOLOGY_DEBUG] = True
         if args.ackers is not None:
-            overrides.update(parse_conf([f"{TOPOLOGY_ACKER_EXECUTORS}={args.ackers}"]))
+            overrides[TOPOLOGY_ACKER_EXECUTORS] = args.ackers  # checked with the rest below
         if args.spark_conf:
             overrides.update(read_spark_conf(args.spark_conf))
         if args.target is None:

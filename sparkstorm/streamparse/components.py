@@ -358,13 +358,13 @@ class Bolt(Component, storm.Bolt):
             else:
                 self.process(mine)
         except Exception as exc:
-            self._current_tups = []
             if not self.auto_fail:
                 self.raise_exception(exc, mine)
                 return  # the tuple stays pending: it times out unless acked later
             self._pending.pop(mine.id, None)
             raise  # the engine reports it and fails the tuple's trees (reason "error")
-        self._current_tups = []
+        finally:
+            self._current_tups = []
         if self.auto_ack and self._acks_each_input and mine.id in self._pending:
             self.ack(mine)
 
@@ -380,9 +380,10 @@ class Bolt(Component, storm.Bolt):
             self._next_id, tup.source_component, tup.source_stream, tup.source_task, values
         )
 
-    def _storm_tuple(self, tup: Tuple | int, doing: str) -> StormTuple:
+    def _storm_tuple(self, tup: Tuple | int, doing: str, take: bool = False) -> StormTuple:
+        """The engine's tuple behind ``tup`` (or its id); ``take`` forgets it."""
         key = tup.id if isinstance(tup, Tuple) else tup
-        found = self._pending.get(key)
+        found = self._pending.pop(key, None) if take else self._pending.get(key)
         if found is None:
             msg = (
                 f"{self.component_name}: {doing} tuple {key!r}, which was acked or failed "
@@ -414,13 +415,11 @@ class Bolt(Component, storm.Bolt):
 
     def ack(self, tup: Tuple | int) -> None:
         """``tup`` (or its id) is processed."""
-        self._collector.ack(self._storm_tuple(tup, "acked"))
-        self._pending.pop(tup.id if isinstance(tup, Tuple) else tup)
+        self._collector.ack(self._storm_tuple(tup, "acked", take=True))
 
     def fail(self, tup: Tuple | int) -> None:
         """``tup`` (or its id) failed: its spout's ``fail`` follows at once."""
-        self._collector.fail(self._storm_tuple(tup, "failed"))
-        self._pending.pop(tup.id if isinstance(tup, Tuple) else tup)
+        self._collector.fail(self._storm_tuple(tup, "failed", take=True))
 
     def _fail_for(self, tup: Tuple, exc: BaseException) -> None:
         """Fail ``tup`` because ``exc`` was raised (reason ``error``, as the engine's)."""

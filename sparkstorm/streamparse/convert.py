@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from sparkstorm.config import TOPOLOGY_TASKS, TOPOLOGY_TICK_TUPLE_FREQ_SECS
 from sparkstorm.errors import InvalidTopologyError
@@ -13,7 +13,7 @@ from sparkstorm.topology.declarers import BoltDeclarer
 from sparkstorm.topology.fields import Fields
 
 
-def is_streamparse_topology(value: Any) -> bool:
+def is_streamparse_topology(value: Any) -> TypeGuard[TopologyType]:
     """Whether ``value`` is a streamparse ``Topology`` subclass (not the base class)."""
     return isinstance(value, TopologyType) and bool(value.specs)
 
@@ -59,14 +59,11 @@ def check_ticks(topology: Topology, conf: dict[str, Any]) -> None:
     ``conf`` is the topology's final configuration (command line included).
     """
     for spec in topology.bolts:
-        if isinstance(spec.obj, BatchingBolt):
-            own = spec.obj.get_component_configuration() or {}
-            found = spec.conf.get(
-                TOPOLOGY_TICK_TUPLE_FREQ_SECS, own.get(TOPOLOGY_TICK_TUPLE_FREQ_SECS)
-            )
-            if not (found or conf.get(TOPOLOGY_TICK_TUPLE_FREQ_SECS)):
-                msg = no_ticks_message(type(spec.obj).__name__, spec.component_id)
-                raise InvalidTopologyError(msg, component=spec.component_id)
+        # spec.conf holds the component's own configuration too; the task gets both merged
+        ticks = {**conf, **spec.conf}.get(TOPOLOGY_TICK_TUPLE_FREQ_SECS)
+        if isinstance(spec.obj, BatchingBolt) and not ticks:
+            msg = no_ticks_message(type(spec.obj).__name__, spec.component_id)
+            raise InvalidTopologyError(msg, component=spec.component_id)
 
 
 def _refuse_jvm(spec: ComponentSpec) -> None:

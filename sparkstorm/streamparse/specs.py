@@ -10,7 +10,7 @@ them, and refused with one error naming the component when the topology is built
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 DEFAULT = "default"
 
@@ -108,9 +108,6 @@ class ComponentSpec:
     after its attribute unless ``name`` is given.
     """
 
-    jvm: ClassVar[str | None] = None
-    """What kind of JVM or shell component this is (None: a Python one)."""
-
     def __init__(
         self,
         component_cls: type,
@@ -119,7 +116,6 @@ class ComponentSpec:
         par: int | dict[str, int] | None = None,
         config: dict[str, Any] | None = None,
         outputs: list[Any] | None = None,
-        detail: str = "",
     ) -> None:
         self.component_cls = component_cls
         self.name = name
@@ -132,7 +128,6 @@ class ComponentSpec:
         outputs = component_cls.outputs if outputs is None else outputs  # type: ignore[attr-defined]
         self.outputs = streams_of(outputs)
         self.inputs = self._inputs(inputs)
-        self.detail = detail
 
     def _inputs(self, inputs: Any) -> dict[GlobalStreamId, GroupingSpec]:
         if isinstance(inputs, dict):
@@ -187,8 +182,8 @@ class JvmSpec(ComponentSpec):
     """A ``JavaSpout``/``JavaBolt``/``ShellSpout``/``ShellBolt``: kept to be refused."""
 
     def __init__(self, component_cls: type, kind: str, detail: str, **kwargs: Any) -> None:
-        super().__init__(component_cls, detail=detail, **kwargs)
-        self.kind = kind
+        super().__init__(component_cls, **kwargs)
+        self.kind, self.detail = kind, detail
 
 
 def _checked_par(component_cls: type, par: Any) -> int | dict[str, int]:
