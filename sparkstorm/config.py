@@ -61,6 +61,11 @@ SPARKSTORM_SUPERSTEP_HOPS = "sparkstorm.superstep.hops"
 SPARKSTORM_UI_HOST = "sparkstorm.ui.host"
 SPARKSTORM_UI_PORT = "sparkstorm.ui.port"
 SPARKSTORM_UI_TOKEN = "sparkstorm.ui.token"
+SPARKSTORM_RESTART_MAX_FAILURES = "sparkstorm.restart.max.failures"
+SPARKSTORM_RESTART_FAILURE_INTERVAL_SECS = "sparkstorm.restart.failure.interval.secs"
+SPARKSTORM_RESTART_DELAY_INITIAL_SECS = "sparkstorm.restart.delay.initial.secs"
+SPARKSTORM_RESTART_DELAY_MAX_SECS = "sparkstorm.restart.delay.max.secs"
+SPARKSTORM_RESTART_STABLE_SECS = "sparkstorm.restart.stable.secs"
 
 RESERVED_PREFIXES = ("topology.", "storm.", "sparkstorm.")
 """Namespaces whose keys must be known: a key there that is not is a typo."""
@@ -253,6 +258,11 @@ KINDS: dict[str, _Kind] = {
     SPARKSTORM_UI_HOST: _TEXT,
     SPARKSTORM_UI_PORT: _Kind(lambda v: _is_int(v) and 0 <= v < 65536, _parse_number, "a port"),
     SPARKSTORM_UI_TOKEN: _optional(_TEXT),
+    SPARKSTORM_RESTART_MAX_FAILURES: _POSITIVE_INT,
+    SPARKSTORM_RESTART_FAILURE_INTERVAL_SECS: _SECONDS,
+    SPARKSTORM_RESTART_DELAY_INITIAL_SECS: _SECONDS,
+    SPARKSTORM_RESTART_DELAY_MAX_SECS: _SECONDS,
+    SPARKSTORM_RESTART_STABLE_SECS: _SECONDS,
 }
 """Every key sparkstorm reads, with the values it takes."""
 
@@ -292,6 +302,13 @@ DEFAULTS: dict[str, Any] = {
     SPARKSTORM_UI_HOST: "127.0.0.1",
     SPARKSTORM_UI_PORT: 0,
     SPARKSTORM_UI_TOKEN: None,
+    # a worker lost every 20 s or less often runs for ever; a crash loop ends within a
+    # minute or two (docs/reliability.md)
+    SPARKSTORM_RESTART_MAX_FAILURES: 6,
+    SPARKSTORM_RESTART_FAILURE_INTERVAL_SECS: 120,
+    SPARKSTORM_RESTART_DELAY_INITIAL_SECS: 1.0,
+    SPARKSTORM_RESTART_DELAY_MAX_SECS: 10.0,
+    SPARKSTORM_RESTART_STABLE_SECS: 10.0,
 }
 """Every key sparkstorm reads, with the value used when a topology does not set it."""
 
@@ -349,6 +366,11 @@ class Config(dict[str, Any]):
     SPARKSTORM_UI_HOST = SPARKSTORM_UI_HOST
     SPARKSTORM_UI_PORT = SPARKSTORM_UI_PORT
     SPARKSTORM_UI_TOKEN = SPARKSTORM_UI_TOKEN
+    SPARKSTORM_RESTART_MAX_FAILURES = SPARKSTORM_RESTART_MAX_FAILURES
+    SPARKSTORM_RESTART_FAILURE_INTERVAL_SECS = SPARKSTORM_RESTART_FAILURE_INTERVAL_SECS
+    SPARKSTORM_RESTART_DELAY_INITIAL_SECS = SPARKSTORM_RESTART_DELAY_INITIAL_SECS
+    SPARKSTORM_RESTART_DELAY_MAX_SECS = SPARKSTORM_RESTART_DELAY_MAX_SECS
+    SPARKSTORM_RESTART_STABLE_SECS = SPARKSTORM_RESTART_STABLE_SECS
 
     def set_num_ackers(self, n: int) -> None:
         """Set ``topology.acker.executors``; 0 turns tracking off (at-most-once)."""

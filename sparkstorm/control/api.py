@@ -49,6 +49,10 @@ class Snapshot:
     """Stateful topologies: the last commit, the phase, commits and rollbacks."""
     workers: list[dict[str, Any]] = field(default_factory=list)
     """The continuous mode's workers: host, process, tasks, queue depth, traffic."""
+    restarts: list[dict[str, Any]] = field(default_factory=list)
+    """The latest restarts after lost workers or supersteps: when, which worker, why."""
+    restart_count: int = 0
+    """Every restart over the run's life (``restarts`` keeps the latest)."""
     topology_secs: float = 0.0
     """Topology time when the snapshot was taken (errors' times are topology times)."""
     taken: float = field(default_factory=time.time)
@@ -302,6 +306,8 @@ class _Handlers:
                 "spouts": [r for r in rows if "spoutId" in r],
                 "bolts": [r for r in rows if "boltId" in r],
                 "workers": self.control.snapshot.workers,
+                "restartCount": self.control.snapshot.restart_count,
+                "restarts": self.control.snapshot.restarts,
                 "graph": self.control.graph,
                 "configuration": self.control.configuration,
             }

@@ -24,8 +24,9 @@ from sparkstorm.config import (
 from sparkstorm.control.clock import Clock, SimulatedClock
 from sparkstorm.control.continuous_checkpoints import ContinuousCheckpoints
 from sparkstorm.control.metrics_consumers import MetricsConsumers
+from sparkstorm.control.restarts import RestartStrategy
 from sparkstorm.control.submit import submitted
-from sparkstorm.engines.continuous.driver import ContinuousEngine
+from sparkstorm.engines.continuous.driver import ContinuousEngine, WorkersLost
 from sparkstorm.engines.continuous.worker import EPOCH, FEED, SYSTEM, TIME, DriverFed, WorkerReport
 from sparkstorm.errors import SparkStormError
 from sparkstorm.reliability.base_collector import ReportedError
@@ -40,8 +41,6 @@ log = logging.getLogger(__name__)
 
 SHUTDOWN_SECS = 60.0
 """How long the workers may take to fail what is pending, close and clean up."""
-MAX_RESTARTS = 3
-"""How many times a run starts its workers again after losing them before it gives up."""
 DRAIN_SECS = 30.0
 """How long a kill without a limit waits for tuples in flight."""
 IDLE_PROBE_SECS = 0.05
@@ -80,7 +79,10 @@ class ContinuousRuntime:
         """Each task's newest statistics, as its worker last reported them."""
         self._last_error: dict[tuple[str, int, str], int] = {}
         self._failure: BaseException | None = None
-        self._restarts = 0
+        self._down: BaseException | None = None
+        """What took the workers down, until they run again (each loss counts once)."""
+        self._restart_at = 0.0
+        """While the workers are down: when (``time.monotonic()``) they start again."""
         self._lost_stats: list[TaskStats] = []
         """Statistics of the tasks of stage attempts that were lost (they add up)."""
         self.reports: dict[int, WorkerReport] = {}
@@ -100,17 +102,28 @@ class ContinuousRuntime:
         self.checkpoints = ContinuousCheckpoints(self)
         self.metrics = MetricsConsumers(self.conf)
         """Checkpoints of stateful bolts' state (see ``control/continuous_checkpoints``)."""
-        engine.start(
-            self.plan,
-            self.conf[SPARKSTORM_SEED],
-            time.time(),
-            simulated=self.simulated,
-            replays=self.checkpoints.replays,
-        )
+        self.restarts = RestartStrategy.from_conf(self.conf)
+        """Counts the workers' losses: when to start them again, when to give up."""
+        self._epoch = time.time()
+        try:
+            engine.start(
+                self.plan,
+                self.conf[SPARKSTORM_SEED],
+                time.time(),
+                simulated=self.simulated,
+                replays=self.checkpoints.replays,
+            )
+        except WorkersLost as exc:  # a first start lost as any later one: started again
+            try:
+                self._lost(exc)
+            except BaseException:
+                engine.close()
+                raise
         # topology time starts once every worker is up, so that the stage's start-up
         # neither eats into --duration nor turns into a burst of due ticks
         self._epoch = time.time()
         engine.command((EPOCH, self._epoch))
+        self.restarts.running()
         if active:
             self.activate()
 
@@ -141,30 +154,38 @@ class ContinuousRuntime:
             self.kill(drain_secs=0)
             raise self._failure
         failure = self.engine.launcher.failure()
-        if failure is not None and not self.killed:
-            self._recover(failure)
+        if failure is not None and self._down is None and not self.killed:
+            self._lost(failure)
+        if self.restarting and self.draining_until is None and time.monotonic() >= self._restart_at:
+            self._restart()
         self.checkpoints.advance(self.now())
         self.metrics.observe(self.latest_stats.values())
 
-    def _recover(self, failure: BaseException) -> None:
-        """The stage was lost (a worker died): start the workers again, up to a limit.
+    @property
+    def restarting(self) -> bool:
+        """Whether the workers were lost and have not started again yet."""
+        return self._down is not None
 
-        Tasks come back from ``prepare``/``open``; what the lost stage held in flight or
-        pending is gone, as when a Storm worker dies, and sources redeliver what was never
-        acked (a broker returns a dead consumer's unacked messages). The statistics of
-        the lost attempt are kept and added to the new one's.
+    def _lost(self, failure: BaseException) -> None:
+        """The stage was lost (a worker died, or a restart failed): count it, once.
+
+        The restart strategy says how long to wait before the workers start again, or
+        gives up (one line). Tasks come back from ``prepare``/``open``; what the lost
+        stage held in flight or pending is gone, as when a Storm worker dies, and sources
+        redeliver what was never acked (a broker returns a dead consumer's unacked
+        messages). The statistics of the lost attempt are kept and added to the new one's.
         """
-        first_line = (str(failure).strip().splitlines() or [type(failure).__name__])[0]
-        self._restarts += 1
-        if self._restarts > MAX_RESTARTS:
-            msg = (
-                f"the continuous workers were lost {self._restarts} times; the last: "
-                f"{first_line[:300]}"
-            )
-            raise SparkStormError(msg) from failure
+        self._down = failure
+        reason = (str(failure).strip().splitlines() or [type(failure).__name__])[0][:400]
+        worker = getattr(failure, "worker", None)
+        host = self.engine.hosts.get(worker) if worker is not None else None
+        try:
+            delay = self.restarts.lost("the continuous workers were", reason, worker, host)
+        except SparkStormError as exc:
+            raise exc from failure
         message = (
-            f"a continuous worker was lost ({first_line[:300]}); the workers start again "
-            f"(attempt {self._restarts + 1})"
+            f"a continuous worker was lost ({reason}); the workers start again "
+            f"(attempt {self.engine.attempt + 2}) in {delay:g} s"
         )
         log.warning("%s", message)
         self.errors.append(
@@ -172,8 +193,18 @@ class ContinuousRuntime:
         )
         self._lost_stats.extend(self.latest_stats.values())
         self.latest_stats, self.reports = {}, {}
+        self._restart_at = time.monotonic() + delay
+
+    def _restart(self) -> None:
+        """Start the workers again; a start that fails is one more loss."""
         self._sent_time = -1.0  # the new workers need the simulated time too
-        self.engine.restart(self.checkpoints.replays)
+        try:
+            self.engine.restart(self.checkpoints.replays)
+        except WorkersLost as exc:
+            self._lost(exc)
+            return
+        self._down = None
+        self.restarts.running()
         self.checkpoints.restarted()
         self.engine.command((EPOCH, self._epoch))  # the run's clock goes on
         if self.active:
@@ -318,6 +349,8 @@ class ContinuousRuntime:
             self.step()
             if progress is not None:
                 progress()
+            if self.restarting:  # the workers are lost: nothing is left to drain
+                break
             idle = self.idle()
             if idle and not (wait_pending and self.pending_count()):
                 break

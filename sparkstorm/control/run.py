@@ -296,6 +296,8 @@ def _publish(server: ControlServer, runtime: Runtime, status: str | None = None)
         in_flight=runtime.in_flight,
         checkpoints=runtime.checkpoints.status(),
         workers=runtime.workers(),
+        restarts=[restart.as_json() for restart in runtime.restarts.history],
+        restart_count=runtime.restarts.count,
         topology_secs=runtime.now(),
     )
 

@@ -31,6 +31,7 @@ from sparkstorm.control.batch_sizing import SpoutBatchSizer
 from sparkstorm.control.checkpoints import Checkpoints
 from sparkstorm.control.clock import Clock
 from sparkstorm.control.metrics_consumers import MetricsConsumers
+from sparkstorm.control.restarts import RestartStrategy
 from sparkstorm.control.submit import submitted
 from sparkstorm.engines.base import Engine
 from sparkstorm.engines.wire import StepResult
@@ -113,6 +114,11 @@ class TopologyRuntime:
         """Checkpoints of stateful bolts' state (see :mod:`sparkstorm.control.checkpoints`)."""
         self._spout_captured: list[tuple[str, str, list[Any]]] = []
         self._start(seed, captured, active)
+        self.restarts = RestartStrategy.from_conf(self.conf)
+        """Counts lost supersteps: how long to wait before the next, when to give up."""
+        self._resume_at: float | None = None
+        """After a lost superstep: when (``time.monotonic()``) the next one may start."""
+        self._stopping = False
 
     def _start(self, seed: int, captured: frozenset[str], active: bool) -> None:
         """Start the engine and open the spouts; topology time starts once both are up."""
@@ -176,6 +182,12 @@ class TopologyRuntime:
             self._step()
 
     def _step(self) -> None:
+        if self._resume_at is not None:  # a superstep was lost: the strategy's delay
+            if time.monotonic() < self._resume_at:
+                time.sleep(min(0.05, self._resume_at - time.monotonic()))
+                return
+            self._resume_at = None
+            self.restarts.running()
         started = time.perf_counter()
         now = self.now()
         for spout in self.spouts.values():
@@ -233,6 +245,10 @@ class TopologyRuntime:
             del self._launched[superstep]  # launched nothing, or its job was lost
         self._outcomes = result.spout_rows
         self._in_flight = result.in_flight
+        if result.lost and not self._stopping:
+            reason = result.errors[0].message if result.errors else "a Spark job failed"
+            delay = self.restarts.lost("Spark supersteps were", reason)
+            self._resume_at = time.monotonic() + delay
         self.last_result_superstep = max(self.last_result_superstep, result.superstep)
         for stats in result.stats:
             self.bolt_stats[stats.task] = stats
@@ -365,6 +381,7 @@ class TopologyRuntime:
         """
         if self.killed:
             return
+        self._stopping = True
         self.deactivate()
         deadline = None if drain_secs is None else time.monotonic() + drain_secs
         self.draining_until = deadline

@@ -142,3 +142,46 @@ class SleepsOnce(Bolt):
 
     def declare_output_fields(self, declarer: Any) -> None:
         pass
+
+
+class KillsItsWorkerOnce(Bolt):
+    """Acks every number; the first time it sees one of ``killers``, ends its process.
+
+    A marker file in ``folder`` per number makes each kill happen once across restarts,
+    as a worker lost to a machine, not to the tuple.
+    """
+
+    def __init__(self, folder: str, killers: list[int]) -> None:
+        self.folder, self.killers = folder, set(killers)
+
+    def prepare(self, conf: Any, context: Any, collector: Any) -> None:
+        self.collector = collector
+
+    def execute(self, tup: Any) -> None:
+        import os
+        from pathlib import Path
+
+        number = tup[0]
+        marker = Path(self.folder) / f"killed-{number}"
+        if number in self.killers and not marker.exists():
+            marker.touch()
+            os._exit(1)  # the worker's Python process dies, as on a lost machine
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        pass
+
+
+class DiesInPrepare(Bolt):
+    """Ends its worker's process in ``prepare``, every time: a crash loop."""
+
+    def prepare(self, conf: Any, context: Any, collector: Any) -> None:
+        import os
+
+        os._exit(3)
+
+    def execute(self, tup: Any) -> None:
+        pass
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        pass

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import time
 
+import httpx
 import pytest
 
 from examples.word_count import SENTENCES, SentenceSpout, SplitSentence, WordCount
 from sparkstorm import Config, Fields, SparkStormError, TopologyBuilder, run
 from tests.continuous.components import (
+    DiesInPrepare,
     FailFirstOfEveryFifth,
     ForgetsSeven,
     HoldUntilTick,
     InOrder,
+    KillsItsWorkerOnce,
     NumberSpout,
     SleepsOnce,
 )
@@ -147,3 +150,71 @@ def test_more_workers_than_task_slots_is_refused_at_once(spark):
     with pytest.raises(SparkStormError, match=r"needs 3 task slots .* local\[2\] has 2"):
         run(builder.create_topology(), conf, engine="spark", spark=spark)
     assert time.monotonic() - started < 10
+
+
+FAST_RESTARTS = {
+    "sparkstorm.restart.delay.initial.secs": 0.2,
+    "sparkstorm.restart.delay.max.secs": 0.5,
+}
+
+
+def test_workers_lost_again_and_again_are_restarted_each_time_and_counted_once(spark, tmp_path):
+    """Four losses (the run used to die at its fourth), each counted once, each restarted
+    after the strategy's exponential delay; the run then finishes every number."""
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", NumberSpout(300))
+    killers = [50, 100, 150, 200]
+    builder.set_bolt("killer", KillsItsWorkerOnce(str(tmp_path), killers), 2).shuffle_grouping(
+        "numbers"
+    )
+    conf = continuous(**FAST_RESTARTS)
+    shown: list[dict] = []
+
+    def poll(runtime) -> None:  # what the REST API shows while the run goes on
+        url = f"{runtime.api_url}/api/v1/topology/restarts"
+        shown.append(httpx.get(url, timeout=5).json())
+
+    result = run(
+        builder.create_topology(),
+        conf,
+        engine="spark",
+        spark=spark,
+        name="restarts",
+        api=True,
+        on_progress=poll,
+        progress_secs=0.5,
+    )
+    lost = [e.message for e in result.errors if "a continuous worker was lost" in e.message]
+    assert len(lost) == 4, lost
+    assert all(e.recovered for e in result.errors), result.errors
+    for attempt, (said, delay) in enumerate(
+        zip(lost, ["0.2", "0.4", "0.5", "0.5"], strict=True), start=2
+    ):
+        assert said.endswith(f"start again (attempt {attempt}) in {delay} s"), said
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"killed-{n}" for n in killers)
+    assert result.stats["numbers"]["pending"] == 0
+    assert result.stats["numbers"]["acked"] >= 300  # the last attempt acked every number
+    latest = shown[-1]
+    assert 1 <= latest["restartCount"] == len(latest["restarts"]) <= 4, latest["restarts"]
+    for restart in latest["restarts"]:
+        assert restart["worker"] in (0, 1), restart
+        assert restart["reason"].startswith(f"worker {restart['worker']}: "), restart
+        assert restart["delaySecs"] in (0.2, 0.4, 0.5), restart
+        assert abs(restart["time"] - time.time()) < 120, restart
+
+
+def test_a_bolt_that_kills_its_worker_in_prepare_ends_the_run_in_one_line(spark):
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", NumberSpout(10))
+    builder.set_bolt("dies", DiesInPrepare()).shuffle_grouping("numbers")
+    conf = continuous(**FAST_RESTARTS, **{"sparkstorm.restart.max.failures": 2})
+    started = time.monotonic()
+    with pytest.raises(SparkStormError) as raised:
+        run(builder.create_topology(), conf, engine="spark", spark=spark)
+    said = str(raised.value)
+    assert "\n" not in said, said
+    assert said.startswith(
+        "the continuous workers were lost 3 times in a row, each within 10 s "
+        "of starting: a crash loop; giving up. The last loss: "
+    ), said
+    print(f"gave up after {time.monotonic() - started:.1f} s")

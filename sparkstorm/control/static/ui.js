@@ -42,6 +42,8 @@ const WORKER_COLUMNS = [
   ["backlog", "Queued"], ["sent", "Sent"], ["received", "Received"], ["dropped", "Dropped"],
   ["turns", "Turns"],
 ];
+// Lost workers (continuous mode) or supersteps, and the restarts they led to.
+const RESTART_COLUMNS = [["when", "Time"], ["worker", "Worker"], ["host", "Host"], ["delaySecs", "Waited s"], ["reason", "Why"]];
 const ERROR_COLUMNS = [["time", "Time"], ["component", "Component"], ["task", "Task"], ["count", "Count"], ["error", "Error"]];
 
 function text(value) {
@@ -193,6 +195,11 @@ function showTopology(topology) {
   document.getElementById("workers-section").hidden = workers.length === 0;
   fill(document.getElementById("workers"), WORKER_COLUMNS,
     workers.map((w) => ({ ...w, pid: String(w.pid), tasks: w.tasks.join(", ") })), false);
+  const restarts = topology.restarts || [];
+  document.getElementById("restarts-section").hidden = restarts.length === 0;
+  document.getElementById("restart-count").textContent = `(${text(topology.restartCount)} in all, the latest first)`;
+  fill(document.getElementById("restarts"), RESTART_COLUMNS,
+    restarts.slice().reverse().map((r) => ({ ...r, when: clock({ at: r.time }), worker: r.worker === null ? "-" : String(r.worker) })), false);
   const rows = {};
   for (const r of [...topology.spouts, ...topology.bolts]) rows[r.spoutId || r.boltId] = r;
   drawGraph(topology.graph || {}, rows, latestRates);

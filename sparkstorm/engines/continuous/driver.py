@@ -51,6 +51,18 @@ START_TIMEOUT_SECS = 120.0
 """How long the workers may take to start and say hello (a barrier stage waits for slots)."""
 
 
+class WorkersLost(SparkStormError):
+    """The workers' stage ended early, or could not start: a worker or its host was lost.
+
+    Its message is one line; ``worker`` is the lost worker's index when known. The run
+    may start the workers again (``control/restarts``).
+    """
+
+    def __init__(self, reason: str, worker: int | None = None) -> None:
+        super().__init__(reason)
+        self.worker = worker
+
+
 @dataclass(frozen=True)
 class WorkerSetup:
     """What every worker needs to start: the plan, ids' seed, the clock and the driver."""
@@ -230,9 +242,16 @@ class ContinuousEngine:
         )
         try:
             self._launch()
+        except WorkersLost:
+            raise  # the run may start them again: the control socket stays
         except BaseException:
             self.close()
             raise
+
+    @property
+    def attempt(self) -> int:
+        """How many times the workers were started before the current start."""
+        return self._setup.attempt
 
     def restart(self, replays: Sources | None = None) -> None:
         """Start every worker again, after the stage was lost (a worker died).
@@ -252,15 +271,16 @@ class ContinuousEngine:
         while len(self._identities) < self.workers:
             failure = self.launcher.failure()
             if failure is not None:
-                msg = f"the continuous workers failed to start: {failure}"
-                raise SparkStormError(msg) from failure
+                worker = failure.worker if isinstance(failure, WorkersLost) else None
+                msg = f"failed to start: {failure}"
+                raise WorkersLost(msg, worker) from failure
             if time.monotonic() > deadline:
                 msg = (
                     f"{len(self._identities)} of {self.workers} continuous workers started "
                     f"in {START_TIMEOUT_SECS:.0f} s; does the cluster have {self.workers} "
                     f"free task slots? (sparkstorm.spark.partitions sets how many are needed)"
                 )
-                raise SparkStormError(msg)
+                raise WorkersLost(msg)
             self._receive(0.05)
 
     def command(self, command: Any, worker: int | None = None) -> None:

@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from sparkstorm.engines.continuous.driver import WorkerSetup, run_worker
+from sparkstorm.engines.continuous.driver import WorkerSetup, WorkersLost, run_worker
 from sparkstorm.errors import SparkStormError
 
 log = logging.getLogger(__name__)
@@ -70,6 +70,30 @@ def _check_can_run(context: Any, master: str, workers: int) -> None:
         raise SparkStormError(msg)
 
 
+def loss_reason(failure: str) -> tuple[str, int | None]:
+    """The one line that says why Spark ended the stage, and the lost worker's index.
+
+    Spark's error is a Py4J stack whose first line names only the call. A barrier
+    stage's task index is its worker's index: Spark says ``Task 1 in stage`` or
+    ``ResultTask(3, 1)`` (stage 3, partition 1).
+    """
+    found = re.search(r"Task (\d+)(?:\.\d+)? in stage|ResultTask\(\d+, (\d+)\)", failure)
+    worker = None if found is None else int(found.group(1) or found.group(2))
+    for pattern in (
+        r"Python worker exited unexpectedly \(crashed\)",
+        r"Most recent failure reason: (.*)",
+        r"Job aborted due to stage failure: (.*)",
+        r"Job \d+ cancelled.*",
+    ):
+        said = re.search(pattern, failure)
+        if said is not None:
+            reason = said.group(1) if said.groups() else said.group(0)
+            where = f"worker {worker}: " if worker is not None else ""
+            return f"{where}{reason.strip()[:300]}", worker
+    lines = [line.strip() for line in failure.splitlines() if line.strip()]
+    return (lines[0][:300] if lines else "the Spark job ended"), worker
+
+
 class BarrierLauncher:
     """Runs the workers as the tasks of one barrier stage of ``spark``."""
 
@@ -119,7 +143,10 @@ class BarrierLauncher:
             try:
                 stage.collect()
             except BaseException as exc:
-                self._failure = exc
+                if self._thread is threading.current_thread():  # not a stage replaced since
+                    lost = WorkersLost(*loss_reason(str(exc)))
+                    lost.__cause__ = exc
+                    self._failure = lost
 
         self._thread = threading.Thread(target=job, name="sparkstorm-workers", daemon=True)
         self._thread.start()

@@ -69,8 +69,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_CONSECUTIVE_LOST = 3
-
 
 class _Planned(NamedTuple):
     """One superstep's DataFrames, before its job runs."""
@@ -104,7 +102,6 @@ class SparkEngine:
         self._held_tuples = 0  # how many of the held rows' tuples are in flight
         self._running: tuple[Future[tuple[pa.Table, float]], DataFrame, int, float] | None = None
         self._jobs = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sparkstorm-job")
-        self._lost_in_a_row = 0
         self.blocked: str | None = None
         """A call in an executor reported blocked, until its superstep ends."""
         self._cancelled: str | None = None
@@ -225,7 +222,6 @@ class SparkEngine:
             raise
         self.blocked = None
         waited = time.perf_counter() - waited
-        self._lost_in_a_row = 0
         self._release(self._checkpoint)  # the superstep before: nothing reads it any more
         self._checkpoint = out
         started = time.perf_counter()
@@ -348,14 +344,7 @@ class SparkEngine:
                 f"your components import installed on the executors?):\n{detail}"
             )
             raise SparkStormError(msg) from None
-        self._lost_in_a_row += 1
         first_line = next((line for line in text.splitlines() if line.strip()), repr(exc))
-        if self._lost_in_a_row > MAX_CONSECUTIVE_LOST:
-            msg = (
-                f"{self._lost_in_a_row} supersteps in a row failed on Spark; giving up. "
-                f"Last error: {text[-2000:]}"
-            )
-            raise SparkStormError(msg) from exc
         log.warning(
             "superstep %d failed on Spark (%s); its tuples in flight and bolt state "
             "are dropped, their trees will time out and be replayed",
