@@ -133,7 +133,7 @@ class NatsJetStreamSpout(Spout):
         self.attempt: Future[None] | None = None
         first = self._connect()
         with contextlib.suppress(Exception):  # the first attempt is reported at open
-            first.result(CONNECT_SECS + 1)
+            first.result(3 * CONNECT_SECS)  # bounded by the attempt itself; a loaded host is slow
         self._connected()
 
     def _connect(self) -> Future[None]:

@@ -12,7 +12,8 @@ local engine and one source on Spark in both modes, a different one per scenario
 each source meets Spark:
 a Spark run of these costs 50-130 s here, and all nine would be a third of the suite.
 The connection-level cases (bad URL, bad credentials, closed port) run on the local
-engine only; ``tests/test_cli.py`` covers Spark's start-up.
+engine, and the closed port once on the continuous mode, where the spout opens in a
+Spark worker; ``tests/test_cli.py`` covers Spark's start-up.
 """
 
 from __future__ import annotations
@@ -195,6 +196,18 @@ def test_a_closed_port_is_one_clear_line_and_a_failed_run(broker, tmp_path):
     port = url.rsplit(":", 1)[1].split("/")[0]
     run = Cli(broker, "local", tmp_path, "--until-idle", url=url)
     one_clear_line(run, EXIT_FAILED, f"127.0.0.1:{port}", "efused")
+
+
+def test_a_closed_port_fails_the_run_on_the_continuous_mode_too(tmp_path):
+    """There the spout opens in a Spark worker, whose first report (with the error) may
+    come before the other worker has started: the run must still say it and fail. One
+    source: what is under test is the report's way to the driver, not the connector."""
+    name = f"fault_redis_{uuid.uuid4().hex[:8]}"
+    with with_table(BROKERS["redis"](name), "id int PRIMARY KEY, writes int NOT NULL") as b:
+        url = b.closed_port_url()
+        port = url.rsplit(":", 1)[1].split("/")[0]
+        run = Cli(b, "continuous", tmp_path, "--until-idle", url=url)
+        one_clear_line(run, EXIT_FAILED, f"127.0.0.1:{port}", "efused")
 
 
 def test_bad_credentials_are_one_clear_line_without_the_password(broker, tmp_path, request):

@@ -185,3 +185,17 @@ class DiesInPrepare(Bolt):
 
     def declare_output_fields(self, declarer: Any) -> None:
         pass
+
+
+class UnreachableSource(Spout):
+    """Reports, at ``open``, that its broker cannot be reached; emits nothing."""
+
+    def open(self, conf: Any, context: Any, collector: Any) -> None:
+        task = context.get_this_task_id()
+        collector.report_error(ConnectionError(f"task {task}: 127.0.0.1:9 refused"))
+
+    def next_tuple(self) -> None:
+        pass
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("number"))

@@ -63,3 +63,28 @@ def test_a_shutdown_fails_what_is_pending_with_reason_shutdown():
     runtime.kill(drain_secs=0.2, wait_pending=True)
     spout = runtime.stats()["numbers"]
     assert (spout["acked"], spout["failed"], spout["fail_reasons"]) == (0, 5, {"shutdown": 5})
+
+
+def test_what_a_worker_reports_while_another_still_starts_reaches_the_driver(monkeypatch):
+    """A spout that cannot reach its broker says so at ``open``. Its worker's first report
+    can come before the last worker's hello: it must not be dropped, or an until-idle run
+    ends with no error at all (exit 0 for a source that was never reached)."""
+    from sparkstorm.engines.continuous.worker import Worker
+    from tests.continuous.components import UnreachableSource
+
+    connect = Worker.connect
+
+    def late_hello(self, peers, control):
+        if self.index == 1:
+            time.sleep(1.0)  # a worker slow to start: the other has opened and reported
+        connect(self, peers, control)
+
+    monkeypatch.setattr(Worker, "connect", late_hello)
+    builder = TopologyBuilder()
+    builder.set_spout("source", UnreachableSource(), 2)
+    builder.set_bolt("check", InOrder()).shuffle_grouping("source")
+    runtime = run_in_threads(builder.create_topology(), workers=2)
+    said = sorted(e.message for e in runtime.errors)
+    spout_tasks = runtime.plan.component_tasks("source")
+    assert said == [f"ConnectionError: task {t}: 127.0.0.1:9 refused" for t in spout_tasks]
+    assert {runtime.plan.worker_of[t] for t in spout_tasks} == {0, 1}  # one reported early

@@ -177,6 +177,9 @@ class ContinuousEngine:
         self.hosts: dict[int, str] = {}
         """Worker -> the host it runs on (its hello says)."""
         self.finished: set[int] = set()
+        self._early: list[WorkerReport] = []
+        """Reports that came while the other workers were still starting: ``reports``
+        hands them over first (one holds a spout's error at ``open``, say)."""
         self._probes = 0
         self.blocked: str | None = None
         """A user call a worker's watchdog reported blocked, until that worker reports again."""
@@ -263,6 +266,7 @@ class ContinuousEngine:
         self.launcher.join(10.0)
         self._setup = replace(self._setup, attempt=self._setup.attempt + 1, replays=replays)
         self._identities, self.pids, self.hosts, self.finished = {}, {}, {}, set()
+        self._early = []
         self._launch()
 
     def _launch(self) -> None:
@@ -281,7 +285,7 @@ class ContinuousEngine:
                     f"free task slots? (sparkstorm.spark.partitions sets how many are needed)"
                 )
                 raise WorkersLost(msg)
-            self._receive(0.05)
+            self._early += self._receive(0.05)
 
     def command(self, command: Any, worker: int | None = None) -> None:
         """Send ``command`` to every worker (or to ``worker``); each takes it in order."""
@@ -321,7 +325,8 @@ class ContinuousEngine:
 
     def reports(self, timeout: float) -> list[WorkerReport]:
         """The reports that arrive within ``timeout`` seconds (at least one wait)."""
-        return self._receive(timeout)
+        early, self._early = self._early, []
+        return early + self._receive(timeout)
 
     def _receive(self, timeout: float) -> list[WorkerReport]:
         reports: list[WorkerReport] = []
