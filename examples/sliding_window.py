@@ -27,7 +27,10 @@ def integers(seed: int = 7):
 
 
 class IntegerSpout(Spout):
-    """Emits a seeded stream of integers, each tracked by its index; replays what fails."""
+    """Emits a seeded stream of integers, each tracked by its index; replays what fails.
+
+    It keeps the values of pending integers only: a stream runs for as long as it likes.
+    """
 
     def __init__(self, seed: int = 7):
         self.seed = seed
@@ -35,16 +38,20 @@ class IntegerSpout(Spout):
     def open(self, conf, context, collector):
         self.collector = collector
         self.values = integers(self.seed)
-        self.emitted: list[int] = []
+        self.emitted = 0
+        self.pending: dict[int, int] = {}
         self.replays: deque[int] = deque()
 
     def next_tuple(self):
         if self.replays:
             i = self.replays.popleft()
         else:
-            i = len(self.emitted)
-            self.emitted.append(next(self.values))
-        self.collector.emit([self.emitted[i], i], msg_id=i)
+            i, self.emitted = self.emitted, self.emitted + 1
+            self.pending[i] = next(self.values)
+        self.collector.emit([self.pending[i], i], msg_id=i)
+
+    def ack(self, msg_id):
+        del self.pending[msg_id]
 
     def fail(self, msg_id, reason=None):
         self.replays.append(msg_id)

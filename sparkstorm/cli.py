@@ -533,6 +533,11 @@ def outcome(result: Any) -> tuple[int, list[str]]:
         problems.append(f"{distinct.total():,} errors reported by tasks")
     if shutdown:
         lines.append(f"{shutdown:,} tuple trees still pending at the stop failed with shutdown")
+    for (component, stream), dropped in result.captured_dropped.items():
+        lines.append(
+            f"captured {component}/{stream}: the oldest {dropped:,} values were dropped to keep "
+            f"the latest (sparkstorm.capture.max.values)"
+        )
     if problems:
         lines.append("run failed: " + "; ".join(problems))
     if result.interrupted:

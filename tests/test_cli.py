@@ -40,9 +40,14 @@ def test_runs_an_example_and_writes_stats_json(tmp_path):
         str(stats),
         "--conf",
         "topology.acker.executors=2",
+        "--conf",
+        "sparkstorm.capture.max.values=400",
     )
     assert proc.returncode == 0, proc.stderr
     assert "words acked: 1,000  failed: 0" in proc.stdout
+    # the example captures exclaim2's 1,000 emits: the driver keeps the latest 400
+    said = "captured exclaim2/default: the oldest 600 values were dropped to keep the latest"
+    assert said in proc.stdout + proc.stderr
     data = json.loads(stats.read_text())
     assert data["components"]["word"]["acked"] == 1000
     assert data["components"]["__acker"]["tasks"] == 2  # --conf parsed as JSON

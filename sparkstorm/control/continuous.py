@@ -19,8 +19,10 @@ from typing import Any
 
 from sparkstorm.config import (
     SPARKSTORM_CAPTURE,
+    SPARKSTORM_CAPTURE_MAX_VALUES,
     SPARKSTORM_SEED,
 )
+from sparkstorm.control.captures import Captures
 from sparkstorm.control.clock import Clock, SimulatedClock
 from sparkstorm.control.continuous_checkpoints import ContinuousCheckpoints
 from sparkstorm.control.metrics_consumers import MetricsConsumers
@@ -72,7 +74,8 @@ class ContinuousRuntime:
         """While a stop drains: when (``time.monotonic()``) the drain gives up."""
         self.api_url: str | None = None
         self.errors: list[ReportedError] = []
-        self.captured: dict[tuple[str, str], list[list[Any]]] = {}
+        self.captured = Captures(self.conf[SPARKSTORM_CAPTURE_MAX_VALUES])
+        """Captured components' emits, the latest of each stream (``control/captures``)."""
         self.profile = Profile()
         self.supersteps_run = 0
         self.latest_stats: dict[int, TaskStats] = {}
@@ -233,8 +236,7 @@ class ContinuousRuntime:
             self._keep(error)
         for line in report.debug:
             DEBUG_LOG.info("%s", line)
-        for component, stream, values in report.captured:
-            self.captured.setdefault((component, stream), []).append(values)
+        self.captured.add(report.captured)
         for key, outcomes in report.fed.items():
             self._fed[key][0].record(outcomes)
 

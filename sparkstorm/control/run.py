@@ -61,6 +61,12 @@ class RunResult:
     profile: dict[str, float] = field(default_factory=dict)
     """Seconds spent per phase: spout loop, Spark job, decoding, bolt code... (see
     :data:`sparkstorm.tasks.profile.PHASES`)."""
+    captured_dropped: dict[tuple[str, str], int] = field(default_factory=dict)
+    """Per (component, stream), how many of the oldest captured values were dropped to
+    keep the latest ``sparkstorm.capture.max.values``.
+
+    .. versionadded:: 0.2.0
+    """
 
 
 def run(
@@ -150,12 +156,13 @@ def run(
         engine,
         runtime.stats(),
         runtime.errors,
-        runtime.captured,
+        runtime.captured.trimmed(),
         time.monotonic() - started - startup - confirming,
         startup,
         runtime.supersteps_run,
         stop.is_set() and kill_wait is None,  # a kill asked for is not an interruption
         dict(runtime.profile),
+        dict(runtime.captured.dropped),
     )
 
 

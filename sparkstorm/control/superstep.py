@@ -19,6 +19,7 @@ from typing import Any
 
 from sparkstorm._types import SHUTDOWN, FailReason
 from sparkstorm.config import (
+    SPARKSTORM_CAPTURE_MAX_VALUES,
     SPARKSTORM_GC_GEN0_THRESHOLD,
     SPARKSTORM_SEED,
     SPARKSTORM_SPOUT_BATCH,
@@ -28,6 +29,7 @@ from sparkstorm.config import (
     TOPOLOGY_MAX_SPOUT_PENDING,
 )
 from sparkstorm.control.batch_sizing import SpoutBatchSizer
+from sparkstorm.control.captures import Captures
 from sparkstorm.control.checkpoints import Checkpoints
 from sparkstorm.control.clock import Clock
 from sparkstorm.control.metrics_consumers import MetricsConsumers
@@ -80,7 +82,8 @@ class TopologyRuntime:
         self.api_url: str | None = None
         """The REST API's address, when the run serves one."""
         self.errors: list[ReportedError] = []
-        self.captured: dict[tuple[str, str], list[list[Any]]] = {}
+        self.captured = Captures(self.conf[SPARKSTORM_CAPTURE_MAX_VALUES])
+        """Captured components' emits, the latest of each stream (``control/captures``)."""
         self.bolt_stats: dict[int, TaskStats] = {}
         self._outcomes: list[Row] = []
         self.profile = Profile()
@@ -210,7 +213,7 @@ class TopologyRuntime:
         self._last_emitted = emitted
         self._collect_spout_reports()
         if self._spout_captured:
-            self._capture(self._spout_captured)
+            self.captured.add(self._spout_captured)
             self._spout_captured.clear()
         self.profile.add("spout", time.perf_counter() - started)
         if rows or self._in_flight or self.engine.busy:
@@ -254,7 +257,7 @@ class TopologyRuntime:
             self.bolt_stats[stats.task] = stats
         self.checkpoints.observe(result)
         self._report(result.errors)
-        self._capture(result.captured)
+        self.captured.add(result.captured)
         self._note(result.debug)
 
     def _report(self, errors: list[ReportedError]) -> None:
@@ -299,10 +302,6 @@ class TopologyRuntime:
         """Log the tasks' ``topology.debug`` lines here, on the driver, as they arrive."""
         for line in debug:
             DEBUG_LOG.info("%s", line)
-
-    def _capture(self, captured: list[tuple[str, str, list[Any]]]) -> None:
-        for component, stream, values in captured:
-            self.captured.setdefault((component, stream), []).append(values)
 
     def discard_pending(
         self, reason: FailReason, culprits: dict[int, FailReason] | None = None
