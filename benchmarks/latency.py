@@ -1,6 +1,7 @@
 """Latency against throughput: the word count fed at a steady rate, on each engine.
 
-    python -m benchmarks.latency [--rates 25000,50000,100000,150000,200000] [--secs 40] [--save]
+    python -m benchmarks.latency [--rates 25000,50000,100000,150000,200000] [--secs 40]
+        [--hog] [--save]
 
 A spout offers sentences at a steady rate for ``--secs`` seconds of wall time (the rates
 are in tuples/s: a sentence is 9 tuples, itself and its 8 words), at the default
@@ -12,8 +13,10 @@ stops it, draining what is in flight. For each engine and rate: the tuples/s ach
 engine cannot sustain shows as achieved below offered: its sentences then wait in the
 source (not counted by Storm's complete latency) and its supersteps grow (counted).
 
-With ``--save`` the table goes to docs/benchmarks/latency.txt and the plot of p99 (and
-p50) latency against achieved throughput to docs/benchmarks/latency.png.
+``--hog`` measures every rate twice, quiet and then beside a process that keeps one core
+busy (``benchmarks/hog.py``), and gives both tables. With ``--save`` the table goes to
+docs/benchmarks/latency.txt and the plot of p99 (and p50) latency against achieved
+throughput (the quiet runs) to docs/benchmarks/latency.png.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.hog import cpu_hog, side_by_side
 from benchmarks.modes import engine_for
 from benchmarks.report import DOCS, figure, report
 from examples.word_count import SplitSentence, WordCount, generated_sentences
@@ -154,16 +158,23 @@ def main() -> None:
     parser.add_argument("--rates", default=",".join(map(str, RATES)))
     parser.add_argument("--secs", type=float, default=40.0)
     parser.add_argument("--engines", default=",".join(ENGINES))
+    parser.add_argument("--hog", action="store_true", help="also run beside a CPU hog")
     parser.add_argument("--save", action="store_true")
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark, _ = warmed_session()
     rates = [int(rate) for rate in args.rates.split(",")]
-    lines, runs = measure(spark, rates, args.secs, tuple(args.engines.split(",")))
+    lines: list[str] = []
+    quiet_runs: dict[str, list[dict[str, float]]] = {}
+    for title, hogged in side_by_side(args.hog):
+        with cpu_hog(hogged):
+            table, runs = measure(spark, rates, args.secs, tuple(args.engines.split(",")))
+        lines += [f"== {title}", *table] if args.hog else table
+        quiet_runs = quiet_runs or runs
     spark.stop()
     report("latency", lines, args.save)
     if args.save:
-        plot(runs, DOCS / "latency.png")
+        plot(quiet_runs, DOCS / "latency.png")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """What reliability costs: word count on both engines, acking on and off, vs plain PySpark.
 
-    python -m benchmarks.wordcount [--sentences N] [--rounds R] [--save]
+    python -m benchmarks.wordcount [--sentences N] [--rounds R] [--hog] [--save]
 
 One process, the same seeded sentences (8 words from a 5,000-word vocabulary) for every
 configuration: the local engine and the Spark engine (``local[2]``), each with one acker
@@ -11,7 +11,9 @@ Python functions through ``mapInArrow`` (a shuffle by word between them), no tra
 A second baseline counts in the JVM with ``groupBy`` instead, for reference. Spark is
 warmed up before anything is timed; its start-up is reported apart. Rounds interleave the
 configurations and the table gives medians, so that drift of a shared machine hits all of
-them alike. Throughput counts tuples executed by user code (sentences split plus words
+them alike. ``--hog`` runs the whole table twice, quiet and then beside a process that
+keeps one core busy (``benchmarks/hog.py``), as on a shared cluster. Throughput counts
+tuples executed by user code (sentences split plus words
 counted). Peak RSS is the whole process tree (driver, JVM, Python workers) during the run.
 """
 
@@ -28,6 +30,7 @@ import pyarrow as pa
 
 from benchmarks.api_floor import api_floor
 from benchmarks.cpu_budget import cpu_secs
+from benchmarks.hog import cpu_hog, side_by_side
 from benchmarks.modes import engine_for
 from benchmarks.report import report
 from benchmarks.rss import PeakRss
@@ -229,11 +232,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sentences", type=int, default=200_000)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--hog", action="store_true", help="also run beside a CPU hog")
     parser.add_argument("--save", action="store_true", help="write docs/benchmarks/wordcount.txt")
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark, session_secs = warmed_session()
-    lines = compare(spark, generated_sentences(args.sentences), args.rounds, session_secs)
+    lines = []
+    for title, hogged in side_by_side(args.hog):
+        with cpu_hog(hogged):
+            table = compare(spark, generated_sentences(args.sentences), args.rounds, session_secs)
+        lines += [f"== {title}", *table] if args.hog else table
     spark.stop()
     report("wordcount", lines, args.save)
 
