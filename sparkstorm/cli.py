@@ -372,6 +372,28 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECS",
         help="the longest the drain may last before what is pending fails (default 30)",
     )
+    rebalance = sub.add_parser(
+        "rebalance",
+        help="place a continuous-mode topology's tasks over N workers (as Storm's rebalance)",
+    )
+    rebalance.add_argument("name")
+    rebalance.add_argument(
+        "--workers",
+        "-n",
+        type=int,
+        default=None,
+        metavar="N",
+        help="how many workers (one task slot each); default: as many as now",
+    )
+    rebalance.add_argument(
+        "--wait",
+        "-w",
+        type=_seconds,
+        default=30.0,
+        metavar="SECS",
+        help="the longest the spouts stay deactivated while what is in flight drains "
+        "(default 30); what is still pending then fails back to its spout to be replayed",
+    )
     state = sub.add_parser(
         "state",
         help="a topology's committed state as of its last checkpoint (what a restart loads)",
@@ -401,7 +423,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def control(args: argparse.Namespace) -> int:
-    """``list``, ``kill``, ``activate``, ``deactivate``: through the running driver's API."""
+    """``list``, ``kill``, ``rebalance``, ``activate``, ``deactivate``: through the driver's API."""
     from sparkstorm.control import registry
 
     if args.command == "list":
@@ -424,11 +446,17 @@ def control(args: argparse.Namespace) -> int:
     try:
         entry = registry.lookup(args.name)
         path = f"/api/v1/topology/{args.name}/{args.command}"
-        if args.command == "kill":
+        body = None
+        if args.command in ("kill", "rebalance"):
             path += f"/{args.wait:g}"
-        _call(entry, "POST", path)
+        if args.command == "rebalance" and args.workers is not None:
+            body = {"rebalanceOptions": {"numWorkers": args.workers}}
+        _call(entry, "POST", path, body)
     except registry.NotRunning as exc:
         print(f"sparkstorm: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Refused as exc:
+        print(f"sparkstorm: error: {args.name} refused: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:
         print(
@@ -438,6 +466,9 @@ def control(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     if args.command == "kill":
         print(f"{args.name}: stopping (draining for up to {args.wait:g}s)")
+    elif args.command == "rebalance":
+        over = f"{args.workers} workers" if args.workers else "as many workers"
+        print(f"{args.name}: rebalancing over {over} (draining for up to {args.wait:g}s)")
     else:
         print(f"{args.name}: {args.command}d")
     return EXIT_OK
@@ -482,12 +513,13 @@ def show_state(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _call(entry: dict[str, Any], method: str, path: str) -> Any:
+def _call(entry: dict[str, Any], method: str, path: str, body: Any = None) -> Any:
     """One request to a running driver's API, with its control token; the JSON answer."""
     request = urllib.request.Request(
         entry["url"] + path,
+        data=None if body is None else json.dumps(body).encode(),
         method=method,
-        headers={"Authorization": f"Bearer {entry['token']}"},
+        headers={"Authorization": f"Bearer {entry['token']}", "Content-Type": "application/json"},
     )
     try:
         with urllib.request.urlopen(request, timeout=10) as response:
@@ -495,7 +527,11 @@ def _call(entry: dict[str, Any], method: str, path: str) -> Any:
     except urllib.error.HTTPError as exc:
         message = json.loads(exc.read() or b"{}").get("error", exc.reason)
         text = f"HTTP {exc.code}: {message}"
-        raise OSError(text) from None
+        raise Refused(text) from None
+
+
+class Refused(OSError):
+    """The running driver answered, and refused the request (an HTTP error)."""
 
 
 def outcome(result: Any) -> tuple[int, list[str]]:

@@ -176,7 +176,7 @@ def test_off_loopback_the_control_routes_need_the_token():
             assert (
                 http.post("/api/v1/topology/guarded/deactivate", headers=right).status_code == 200
             )
-            assert control.commands.get_nowait() == ("deactivate", None)
+            assert control.commands.get_nowait() == ("deactivate", None, None)
     finally:
         server.stop()
 
@@ -213,6 +213,10 @@ def test_list_deactivate_activate_and_kill_from_the_command_line(run_dir):
         assert deactivated.returncode == 0 and "deactivated" in deactivated.stdout
         assert "INACTIVE" in sparkstorm("list").stdout
         assert sparkstorm("activate", "numbers-job").returncode == 0
+        refused = sparkstorm("rebalance", "numbers-job", "--workers", "2")
+        assert refused.returncode == 2, refused
+        assert "numbers-job refused: HTTP 400" in refused.stderr
+        assert "only the continuous mode's workers are rebalanced" in refused.stderr
         missing = sparkstorm("kill", "no-such-job")
         assert missing.returncode == 2
         assert "no topology named 'no-such-job' runs on this machine" in missing.stderr

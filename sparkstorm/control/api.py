@@ -4,8 +4,9 @@ The driver loop owns the runtime; the server thread never touches it. The loop
 publishes a :class:`Snapshot` now and then, which the API serves, and takes the
 commands the API puts on ``Control.commands`` between supersteps.
 
-Read-only routes are open. The control routes (activate, deactivate, kill) need the
-token (header ``Authorization: Bearer TOKEN``) unless the server listens on loopback.
+Read-only routes are open. The control routes (activate, deactivate, rebalance, kill)
+need the token (header ``Authorization: Bearer TOKEN``) unless the server listens on
+loopback.
 The web page (``/``, ``/component/ID``) is static HTML and JavaScript that reads this
 API, so the page shows what the API shows.
 """
@@ -13,12 +14,13 @@ API, so the page shows what the API shows.
 from __future__ import annotations
 
 import hmac
+import json
 import queue
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -31,7 +33,17 @@ from sparkstorm.control.history import WINDOWS, History
 from sparkstorm.topology.plan import Plan
 from sparkstorm.urls import redacted
 
-ACTIVATE, DEACTIVATE, KILL = "activate", "deactivate", "kill"
+ACTIVATE, DEACTIVATE, KILL, REBALANCE = "activate", "deactivate", "kill", "rebalance"
+
+
+class Command(NamedTuple):
+    """An operator's action for the driver loop, as the API received it."""
+
+    action: str
+    wait: float | None = None
+    """Kill and rebalance: the longest the drain may last, in seconds."""
+    workers: int | None = None
+    """Rebalance: how many workers to place the tasks over (None: as many as now)."""
 
 
 @dataclass
@@ -53,6 +65,9 @@ class Snapshot:
     """The latest restarts after lost workers or supersteps: when, which worker, why."""
     restart_count: int = 0
     """Every restart over the run's life (``restarts`` keeps the latest)."""
+    slots: int | None = None
+    """The continuous mode: the task slots the cluster has now (the most workers a
+    rebalance may ask for); None in the other modes."""
     topology_secs: float = 0.0
     """Topology time when the snapshot was taken (errors' times are topology times)."""
     taken: float = field(default_factory=time.time)
@@ -70,7 +85,7 @@ class Control:
     spark_ui: str | None = None
     started: float = field(default_factory=time.time)
     snapshot: Snapshot = field(default_factory=Snapshot)
-    commands: queue.Queue[tuple[str, float | None]] = field(default_factory=queue.Queue)
+    commands: queue.Queue[Command] = field(default_factory=queue.Queue)
     kill_wait: float | None = None
     """Set when a kill arrived: the longest the drain may then last."""
     graph: dict[str, Any] = field(default_factory=dict)
@@ -306,6 +321,7 @@ class _Handlers:
                 "spouts": [r for r in rows if "spoutId" in r],
                 "bolts": [r for r in rows if "boltId" in r],
                 "workers": self.control.snapshot.workers,
+                "slots": self.control.snapshot.slots,
                 "restartCount": self.control.snapshot.restart_count,
                 "restarts": self.control.snapshot.restarts,
                 "graph": self.control.graph,
@@ -358,21 +374,55 @@ class _Handlers:
         async def handle(request: Request) -> JSONResponse:
             if (problem := self.known(request) or self.allowed(request)) is not None:
                 return problem
-            wait = None
-            if action == KILL:
+            command = Command(action)
+            if action in (KILL, REBALANCE):
                 raw = request.path_params.get("wait", "")
                 try:
                     wait = float(raw)
                 except ValueError:
                     wait = -1.0
                 if not 0 <= wait < 86400:
-                    return _error(400, f"kill/{raw}: the wait must be seconds >= 0")
-            self.control.commands.put((action, wait))
+                    return _error(400, f"{action}/{raw}: the wait must be seconds >= 0")
+                command = Command(action, wait)
+            if action == REBALANCE:
+                workers = await self.workers_asked(request)
+                if isinstance(workers, JSONResponse):
+                    return workers
+                command = Command(action, command.wait, workers)
+            self.control.commands.put(command)
             return JSONResponse(
                 {"topologyOperation": action, "topologyId": self.control.name, "status": "success"}
             )
 
         return handle
+
+    async def workers_asked(self, request: Request) -> int | JSONResponse | None:
+        """A rebalance's ``rebalanceOptions.numWorkers`` (Storm's body), checked."""
+        slots = self.control.snapshot.slots
+        if slots is None:
+            return _error(
+                400,
+                f"topology {self.control.name!r} runs on the {self.control.engine} engine's "
+                "superstep or local mode, whose tasks are dealt anew every superstep: only "
+                "the continuous mode's workers are rebalanced",
+            )
+        body = await request.body()
+        try:
+            options = json.loads(body or b"{}").get("rebalanceOptions", {})
+            workers = options.get("numWorkers")
+        except (ValueError, AttributeError):
+            return _error(
+                400, 'rebalance: the body must be {"rebalanceOptions": {"numWorkers": N}}'
+            )
+        if workers is None:
+            return None
+        if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= slots:
+            return _error(
+                400,
+                f"rebalance: numWorkers is {workers!r}; the cluster has {slots} task slots, "
+                f"so ask for 1 to {slots} (one slot per worker)",
+            )
+        return workers
 
     async def page(self, request: Request) -> FileResponse:
         return FileResponse(STATIC / "topology.html")
@@ -391,6 +441,7 @@ def build_app(control: Control) -> Starlette:
             Route(base + "/{name}/activate", h.operation(ACTIVATE), methods=["POST"]),
             Route(base + "/{name}/deactivate", h.operation(DEACTIVATE), methods=["POST"]),
             Route(base + "/{name}/kill/{wait}", h.operation(KILL), methods=["POST"]),
+            Route(base + "/{name}/rebalance/{wait}", h.operation(REBALANCE), methods=["POST"]),
             Route("/", h.page),
             Route("/component/{component}", h.page),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),

@@ -199,19 +199,80 @@ class ContinuousRuntime:
         self._restart_at = time.monotonic() + delay
 
     def _restart(self) -> None:
-        """Start the workers again; a start that fails is one more loss."""
-        self._sent_time = -1.0  # the new workers need the simulated time too
+        """Start the workers again; a start that fails is one more loss.
+
+        Over fewer workers when the cluster has fewer task slots than before (a host
+        gone for good): a barrier stage would wait for slots that do not come.
+        """
+        slots = self.engine.launcher.slots()
         try:
-            self.engine.restart(self.checkpoints.replays)
+            if slots is not None and slots < self.engine.workers:
+                log.warning(
+                    "the cluster has %d task slots for the %d continuous workers: the tasks "
+                    "are placed over %d (sparkstorm rebalance %s --workers N grows it again)",
+                    slots,
+                    self.engine.workers,
+                    slots,
+                    self.name,
+                )
+                self.engine.relaunch(slots, self.checkpoints.replays)
+            else:
+                self.engine.restart(self.checkpoints.replays)
         except WorkersLost as exc:
             self._lost(exc)
             return
         self._down = None
         self.restarts.running()
+        self._resume()
+
+    def _resume(self) -> None:
+        """Started workers take up the run: its clock, checkpoints, and active spouts."""
+        self._sent_time = -1.0  # the new workers need the simulated time too
         self.checkpoints.restarted()
         self.engine.command((EPOCH, self._epoch))  # the run's clock goes on
         if self.active:
             self.engine.activate()
+
+    def rebalance(self, workers: int | None = None, wait_secs: float = DRAIN_SECS) -> None:
+        """Storm's rebalance: place the tasks over ``workers`` workers (default: as many).
+
+        The spouts are deactivated and what is in flight drains for up to ``wait_secs``;
+        the workers then shut down as at a stop (what is still pending fails back to its
+        spout with reason ``shutdown``, so every message has one outcome and its source
+        replays it; stateful bolts keep what they committed), and start again over
+        ``workers``, active if they were. Raises ``ValueError`` for more workers than the
+        cluster has task slots, before anything stops.
+        """
+        workers = self.engine.workers if workers is None else workers
+        slots = self.engine.launcher.slots()
+        if workers < 1 or (slots is not None and workers > slots):
+            msg = (
+                f"rebalance of {self.name!r} to {workers} workers: it needs one task slot "
+                f"per worker and the cluster has {slots}; ask for 1 to {slots}"
+            )
+            raise ValueError(msg)
+        was_active = self.active
+        self.deactivate()
+        deadline = time.monotonic() + wait_secs
+        while time.monotonic() < deadline and not self.restarting:
+            self.step()
+            if self.idle() and not self.pending_count():
+                break
+        if self.restarting:  # lost while draining: the restart places them instead
+            self.active = was_active
+            return
+        for report in self.engine.shut_down(SHUTDOWN_SECS):
+            self.take_report(report)
+        log.warning("%s: the tasks are placed over %d workers (a rebalance)", self.name, workers)
+        self._lost_stats.extend(self.latest_stats.values())
+        self.latest_stats, self.reports = {}, {}
+        self.active = was_active
+        try:
+            self.engine.relaunch(workers, self.checkpoints.replays)
+        except WorkersLost as exc:
+            self._lost(exc)
+            return
+        self._resume()
 
     def _send_commands(self) -> None:
         """The simulated clock's new time, and what tests fed, to the workers."""

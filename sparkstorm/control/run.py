@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 import signal
 import sys
@@ -23,7 +24,7 @@ from sparkstorm.config import (
     resolve,
 )
 from sparkstorm.control.clock import WallClock
-from sparkstorm.control.continuous import ContinuousRuntime
+from sparkstorm.control.continuous import DRAIN_SECS, ContinuousRuntime
 from sparkstorm.control.superstep import TopologyRuntime
 from sparkstorm.engines import make_continuous_engine, make_engine
 from sparkstorm.errors import RunAborted
@@ -31,6 +32,8 @@ from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.tasks.watchdog import Watchdog
 from sparkstorm.topology.builder import Topology
 from sparkstorm.topology.streams import SYSTEM_COMPONENT_ID, SYSTEM_TASK_ID
+
+log = logging.getLogger(__name__)
 
 Runtime = TopologyRuntime | ContinuousRuntime
 """What runs a topology for the run loop: supersteps, or the continuous mode's control."""
@@ -304,6 +307,7 @@ def _publish(server: ControlServer, runtime: Runtime, status: str | None = None)
         checkpoints=runtime.checkpoints.status(),
         workers=runtime.workers(),
         restarts=[restart.as_json() for restart in runtime.restarts.history],
+        slots=runtime.engine.launcher.slots() if isinstance(runtime, ContinuousRuntime) else None,
         restart_count=runtime.restarts.count,
         topology_secs=runtime.now(),
     )
@@ -311,11 +315,11 @@ def _publish(server: ControlServer, runtime: Runtime, status: str | None = None)
 
 def _obey(server: ControlServer, runtime: Runtime, stop: threading.Event) -> None:
     """Apply the commands the API received, between two supersteps."""
-    from sparkstorm.control.api import ACTIVATE, DEACTIVATE, KILL
+    from sparkstorm.control.api import ACTIVATE, DEACTIVATE, KILL, REBALANCE
 
     commands = server.control.commands
     while not commands.empty():
-        action, wait = commands.get_nowait()
+        action, wait, workers = commands.get_nowait()
         if action == ACTIVATE:
             runtime.activate()
         elif action == DEACTIVATE:
@@ -323,6 +327,12 @@ def _obey(server: ControlServer, runtime: Runtime, stop: threading.Event) -> Non
         elif action == KILL:
             server.control.kill_wait = wait
             stop.set()
+        elif action == REBALANCE and isinstance(runtime, ContinuousRuntime):
+            _publish(server, runtime, "REBALANCING")
+            try:
+                runtime.rebalance(workers, DRAIN_SECS if wait is None else wait)
+            except ValueError as exc:  # the cluster's slots changed since the API checked
+                log.warning("%s", exc)
         _publish(server, runtime)
 
 

@@ -151,8 +151,8 @@ class KillsItsWorkerOnce(Bolt):
     as a worker lost to a machine, not to the tuple.
     """
 
-    def __init__(self, folder: str, killers: list[int]) -> None:
-        self.folder, self.killers = folder, set(killers)
+    def __init__(self, folder: str, killers: list[int], in_thread: bool = False) -> None:
+        self.folder, self.killers, self.in_thread = folder, set(killers), in_thread
 
     def prepare(self, conf: Any, context: Any, collector: Any) -> None:
         self.collector = collector
@@ -165,6 +165,8 @@ class KillsItsWorkerOnce(Bolt):
         marker = Path(self.folder) / f"killed-{number}"
         if number in self.killers and not marker.exists():
             marker.touch()
+            if self.in_thread:  # a worker in a thread of the test: end the thread alone
+                raise SystemExit(1)
             os._exit(1)  # the worker's Python process dies, as on a lost machine
         self.collector.ack(tup)
 

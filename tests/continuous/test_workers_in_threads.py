@@ -88,3 +88,30 @@ def test_what_a_worker_reports_while_another_still_starts_reaches_the_driver(mon
     spout_tasks = runtime.plan.component_tasks("source")
     assert said == [f"ConnectionError: task {t}: 127.0.0.1:9 refused" for t in spout_tasks]
     assert {runtime.plan.worker_of[t] for t in spout_tasks} == {0, 1}  # one reported early
+
+
+def test_a_host_gone_for_good_leaves_the_run_on_the_workers_it_can_still_get(tmp_path):
+    """A worker is lost and the cluster now has one task slot, not two: the restart
+    places every task over one worker rather than wait for a slot that will not come."""
+    from tests.continuous.components import KillsItsWorkerOnce
+
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", NumberSpout(2000))
+    killer = KillsItsWorkerOnce(str(tmp_path), [500], in_thread=True)
+    builder.set_bolt("killer", killer, 2).shuffle_grouping("numbers")
+    conf = Config()
+    conf["sparkstorm.restart.delay.initial.secs"] = 0.1
+    launcher = ThreadLauncher()
+    engine = ContinuousEngine(launcher, "127.0.0.1", 2)
+    runtime = ContinuousRuntime("shrinks", builder.create_topology(), conf, engine)
+    assert runtime.engine.workers == 2
+    launcher.available = 1  # the second host is gone
+    deadline = time.monotonic() + 60
+    while not (runtime.restarts.count and not runtime.restarting and runtime.idle()):
+        runtime.step()
+        assert time.monotonic() < deadline, runtime.busy_with()
+    runtime.kill(drain_secs=5, wait_pending=True)
+    assert runtime.engine.workers == 1
+    assert set(runtime.plan.worker_of.values()) == {0}  # every task placed on the one
+    assert runtime.restarts.count == 1
+    assert runtime.stats()["numbers"]["acked"] >= 2000  # the last attempt acked them all

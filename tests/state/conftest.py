@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import REDIS_URL
+from tests.connectors.brokers import BROKERS, Broker, with_table
 
 
 @pytest.fixture(params=["directory", "redis"])
@@ -14,3 +17,11 @@ def provider(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, dict[
     if request.param == "redis":
         return "redis", {"url": REDIS_URL, "key_prefix": request.getfixturevalue("redis_prefix")}
     return "directory", {"path": (tmp_path / "state").as_uri()}  # a URI, as on a cluster
+
+
+@pytest.fixture
+def queue_and_table() -> Iterator[Broker]:
+    """A RabbitMQ queue and a PostgreSQL table (word, count) of this test's own."""
+    queue = BROKERS["rabbitmq"](f"proof_{uuid.uuid4().hex[:8]}")
+    with with_table(queue, "word text PRIMARY KEY, count bigint NOT NULL") as created:
+        yield created

@@ -59,3 +59,30 @@ def topology() -> tuple[Any, Config]:
     }
     conf["topology.state.checkpoint.interval.ms"] = 300
     return builder.create_topology(), conf
+
+
+def table_counts(name: str) -> dict[str, int]:
+    """The sink's table: word -> the greatest count it was sent."""
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(DSN) as conn:
+        query = sql.SQL("SELECT word, count FROM {}").format(sql.Identifier(name))
+        return dict(conn.execute(query).fetchall())
+
+
+def committed_counts(env: dict[str, str], name: str) -> dict[str, int]:
+    """The count tasks' committed state, summed (each word lives in one task)."""
+    from sparkstorm.config import resolve
+    from sparkstorm.state.stores import open_store
+    from sparkstorm.topology.plan import Plan
+
+    os.environ.update(env)  # the topology reads them when built
+    built, conf = topology()
+    tasks = Plan(built, resolve(dict(conf))).component_tasks("count")
+    store = open_store("redis", {"url": REDIS, "key_prefix": env["PROOF_REDIS_PREFIX"]}, name)
+    counts: dict[str, int] = {}
+    for task in tasks:
+        for word, n in store.load(f"count:{task}")[1].items():
+            counts[word] = counts.get(word, 0) + n
+    return counts

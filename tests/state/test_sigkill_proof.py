@@ -14,54 +14,18 @@ import os
 import random
 import signal
 import time
-import uuid
-from collections.abc import Iterator
 
-import psycopg
 import pytest
-from psycopg import sql
 
-from sparkstorm.config import resolve
 from sparkstorm.state.stores import open_store
-from sparkstorm.topology.plan import Plan
-from tests.connectors.brokers import BROKERS, Broker, with_table
 from tests.run_process import ROOT, RunProcess, spark_python_workers
-from tests.state.proof_topology import DSN, REDIS
+from tests.state.proof_topology import REDIS, committed_counts, table_counts
 from tests.state.topology import expected_counts, sentences
 
 pytestmark = pytest.mark.services
 KILLS = 3
 SENTENCES = 4000
 TARGET = str(ROOT / "tests/state/proof_topology.py") + ":topology"
-
-
-@pytest.fixture
-def queue_and_table() -> Iterator[Broker]:
-    """A RabbitMQ queue and a PostgreSQL table (word, count) of this test's own."""
-    queue = BROKERS["rabbitmq"](f"proof_{uuid.uuid4().hex[:8]}")
-    with with_table(queue, "word text PRIMARY KEY, count bigint NOT NULL") as created:
-        yield created
-
-
-def table_counts(name: str) -> dict[str, int]:
-    with psycopg.connect(DSN) as conn:
-        query = sql.SQL("SELECT word, count FROM {}").format(sql.Identifier(name))
-        return dict(conn.execute(query).fetchall())
-
-
-def committed_counts(env: dict[str, str], name: str) -> dict[str, int]:
-    """The count tasks' committed state, summed (each word lives in one task)."""
-    from tests.state import proof_topology
-
-    os.environ.update(env)  # the topology reads them when built
-    topology, conf = proof_topology.topology()
-    tasks = Plan(topology, resolve(dict(conf))).component_tasks("count")
-    store = open_store("redis", {"url": REDIS, "key_prefix": env["PROOF_REDIS_PREFIX"]}, name)
-    counts: dict[str, int] = {}
-    for task in tasks:
-        for word, n in store.load(f"count:{task}")[1].items():
-            counts[word] = counts.get(word, 0) + n
-    return counts
 
 
 @pytest.mark.parametrize(

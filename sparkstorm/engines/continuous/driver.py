@@ -102,6 +102,9 @@ class Launcher(SparkFacts, Protocol):
     def cancel(self) -> None:
         """Stop the workers now, wherever they are (a call in one blocks)."""
 
+    def slots(self) -> int | None:
+        """The task slots the cluster has now (one per worker at most); None: no limit."""
+
 
 def place(plan: Plan, workers: int) -> None:
     """Deal every task, spouts included, round-robin by task id over ``workers``."""
@@ -224,6 +227,7 @@ class ContinuousEngine:
             copy_component(spec.obj, cid)
         place(plan, self.workers)
         self.workers = plan.workers
+        self._plan = plan
         self._context = zmq.Context()
         keys = RunKeys.new()
         self._gate = Gate(self._context, keys)
@@ -263,11 +267,40 @@ class ContinuousEngine:
         from sources of the new attempt. What the lost workers held is gone, as when a
         Storm worker dies; sources redeliver what was never acked.
         """
-        self.launcher.join(10.0)
+        self._stop_survivors()
         self._setup = replace(self._setup, attempt=self._setup.attempt + 1, replays=replays)
         self._identities, self.pids, self.hosts, self.finished = {}, {}, {}, set()
         self._early = []
         self._launch()
+
+    def relaunch(self, workers: int, replays: Sources | None = None) -> None:
+        """Start the workers again as ``workers`` workers, the tasks placed over them anew.
+
+        After a graceful :meth:`shut_down` (a rebalance), or a loss when the cluster has
+        fewer task slots than workers (a host gone for good). A new stage attempt, as
+        :meth:`restart`'s.
+        """
+        self._stop_survivors()
+        place(self._plan, workers)
+        self.workers = self._plan.workers
+        self._setup = replace(
+            self._setup,
+            plan_bytes=dumps(self._plan),
+            workers=self.workers,
+            attempt=self._setup.attempt + 1,
+            replays=replays,
+        )
+        self._identities, self.pids, self.hosts, self.finished = {}, {}, {}, set()
+        self._early = []
+        self._launch()
+
+    def _stop_survivors(self) -> None:
+        """Stop what still runs of the lost attempt, so that no spout task runs twice.
+
+        Spark kills a failed barrier stage's tasks itself; worker threads are not killed.
+        """
+        self.command(SHUTDOWN_NOW)
+        self.launcher.join(10.0)
 
     def _launch(self) -> None:
         self.launcher.launch(self._setup)
@@ -341,6 +374,8 @@ class ContinuousEngine:
             elif isinstance(message, tuple) and message[0] == BLOCKED:
                 self._on_blocked(*message[1:])
             elif isinstance(message, WorkerReport):
+                if self._identities.get(message.worker) != identity:
+                    continue  # a worker of a lost attempt, on its way out
                 if message.worker == self._blocked_in:  # it reports between calls only
                     self.blocked = self._blocked_in = None
                 reports.append(message)

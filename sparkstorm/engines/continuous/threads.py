@@ -18,9 +18,11 @@ from sparkstorm.errors import SparkStormError
 class ThreadLauncher:
     """Runs each worker in a thread of this process."""
 
-    def __init__(self) -> None:
+    def __init__(self, slots: int | None = None) -> None:
         self._threads: list[threading.Thread] = []
         self._failure: BaseException | None = None
+        self.available = slots
+        """The task slots :meth:`slots` says there are (tests set it); None: no limit."""
 
     master: str | None = None
     ui_url: str | None = None
@@ -57,6 +59,10 @@ class ThreadLauncher:
     def failure(self) -> BaseException | None:
         """The first error a worker thread ended with, or None."""
         return self._failure
+
+    def slots(self) -> int | None:
+        """As many as a test says; a thread needs no slot."""
+        return self.available
 
     def join(self, timeout: float) -> None:
         """Wait for the worker threads to end."""

@@ -168,3 +168,13 @@ class BarrierLauncher:
     def cancel(self) -> None:
         """Cancel the stage's job: Spark kills the tasks' Python workers."""
         self.spark.sparkContext.cancelJobGroup(self.run_id)
+
+    def slots(self) -> int | None:
+        """A local master's task slots, else the cores the cluster's executors have now.
+
+        Spark's default parallelism on a cluster is its executors' cores, updated as
+        executors come and go (a lost host's go once the master notices).
+        """
+        context = self.spark.sparkContext
+        cpus = int(context.getConf().get("spark.task.cpus", "1"))
+        return local_slots(self.master) or max(1, int(context.defaultParallelism) // cpus)
