@@ -28,6 +28,7 @@ the last commit.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 from sparkstorm._types import ROLLBACK, TIMEOUT, FailReason
@@ -96,6 +97,8 @@ class CheckpointStore:
         self.drain_limit = min(timeout / 3, DRAIN_LIMIT_SECS)
         """How long a drain may wait for its trees before the ackers name the stragglers."""
         self.drain_since = 0.0
+        """When the drain began, or last made progress (fewer trees left unready)."""
+        self._unready_low = 0
 
     @property
     def enabled(self) -> bool:
@@ -129,12 +132,28 @@ class CheckpointStore:
         """``action`` for every stateful task and acker, as rows."""
         return [(task, checkpoint_tuple(action, txid)) for task in self.tasks + self.ackers]
 
+    def draining(self, now: float) -> None:
+        """A drain begins now."""
+        self.phase, self.drain_since, self._unready_low = DRAINING, now, sys.maxsize
+
+    def progress(self, unready: int, now: float) -> None:
+        """Take the ackers' count of unready trees; fewer than ever in this drain is progress.
+
+        Progress starts the drain's clock again. A drain that is slow, not stuck (a loaded
+        machine, a first superstep that starts Spark's Python workers), must not have its
+        trees named as stalled: they would fail as timed out and roll back every other
+        tree, a rollback storm.
+        """
+        if self.phase == DRAINING and unready < self._unready_low:
+            self._unready_low, self.drain_since = unready, now
+
     def stalled(self, now: float) -> float | None:
-        """How long the drain has waited, once that is too long (else None).
+        """How long the drain has waited without progress, once that is too long (else None).
 
         A tree that never completes (a bolt that forgot to ack) would hold every other
         tree's held acks until all of them timed out, each an attempt counted; after
-        :attr:`drain_limit` the ackers name it instead and the driver rolls back.
+        :attr:`drain_limit` without a tree getting ready the ackers name it instead and
+        the driver rolls back.
         """
         waited = now - self.drain_since
         return waited if self.phase == DRAINING and waited > self.drain_limit else None
@@ -158,6 +177,8 @@ class Checkpoints(CheckpointStore):
         self._rollback = False
         self._asked = False  # whether the ackers were asked to name a drain's stragglers
         self._culprits: dict[int, FailReason] = {}
+        self._drain_result = 0
+        """The superstep whose result a stall verdict waits for (one after any progress)."""
         self.dirty = False
         """Whether a spout emitted or a tick fired since the last checkpoint's prepare."""
 
@@ -214,9 +235,20 @@ class Checkpoints(CheckpointStore):
                 spout.ack_sealed(now)
             return self.instructions("commit", txid)
         if self.phase == RUNNING and now >= self.next_due and self.dirty:
-            self.phase = DRAINING  # (not dirty: nothing can have changed, nothing to save)
-            self.drain_since, self._asked = now, False
-        if self.phase == DRAINING and not self._asked and (waited := self.stalled(now)):
+            self.draining(now)  # (not dirty: nothing can have changed, nothing to save)
+            self._asked, self._drain_result = False, runtime.superstep
+        if self.phase == DRAINING:
+            before = self.drain_since
+            self.progress(self._unready(), now)
+            if self.drain_since != before:  # progress: the next verdict needs a later result
+                self._drain_result = runtime.superstep
+        seen = runtime.last_result_superstep >= self._drain_result or not runtime.engine.busy
+        if (
+            self.phase == DRAINING
+            and not self._asked
+            and seen  # a superstep since the last progress, not one slow superstep under way
+            and (waited := self.stalled(now))
+        ):
             self._asked = True  # the ackers' answer, in the next result, calls the rollback
             return [(t, checkpoint_tuple("stalled", waited)) for t in self.ackers]
         if self.phase == DRAINING and self._drained():
@@ -229,12 +261,16 @@ class Checkpoints(CheckpointStore):
             return self.instructions("prepare", txid)
         return []
 
+    def _unready(self) -> int:
+        """Trees not ready, over every acker, as the last result said."""
+        return sum(s.unready for t, s in self.runtime.bolt_stats.items() if t in self.ackers)
+
     def _drained(self) -> bool:
         runtime = self.runtime
         return (
             runtime.last_result_superstep >= self.last_emit
             and not runtime.in_flight
-            and all(s.unready == 0 for t, s in runtime.bolt_stats.items() if t in self.ackers)
+            and self._unready() == 0
         )
 
     def _roll_back(self, now: float) -> list[Row]:

@@ -73,8 +73,10 @@ class ContinuousCheckpoints(CheckpointStore):
             self._roll_back(now)
             return
         if self.phase == RUNNING and now >= self.next_due and self._dirty():
-            self.phase, self.drain_since = DRAINING, now
+            self.draining(now)
             self.runtime.engine.command((PAUSE, True))
+        stats = self.runtime.latest_stats
+        self.progress(sum(stats[t].unready for t in self.ackers if t in stats), now)
         if self.phase == DRAINING and self._drained():
             self._checkpoint(now)
         elif (waited := self.stalled(now)) is not None:
