@@ -126,7 +126,8 @@ class ContinuousRuntime:
         # neither eats into --duration nor turns into a burst of due ticks
         self._epoch = time.time()
         engine.command((EPOCH, self._epoch))
-        self.restarts.running()
+        if not self.restarting:
+            self.restarts.running()
         if active:
             self.activate()
 

@@ -115,3 +115,27 @@ def test_a_host_gone_for_good_leaves_the_run_on_the_workers_it_can_still_get(tmp
     assert set(runtime.plan.worker_of.values()) == {0}  # every task placed on the one
     assert runtime.restarts.count == 1
     assert runtime.stats()["numbers"]["acked"] >= 2000  # the last attempt acked them all
+
+
+def test_a_first_start_that_fails_is_a_loss_like_any_other_and_the_run_goes_on(monkeypatch):
+    from sparkstorm.engines.continuous.worker import Worker
+
+    connect = Worker.connect
+
+    def fails_first(self, peers, control):
+        if self.attempt == 0 and self.index == 1:
+            msg = "the host went away while the stage started"
+            raise ConnectionError(msg)
+        connect(self, peers, control)
+
+    monkeypatch.setattr(Worker, "connect", fails_first)
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", NumberSpout(500))
+    builder.set_bolt("check", InOrder(), 2).shuffle_grouping("numbers")
+    conf = Config()
+    conf["sparkstorm.restart.delay.initial.secs"] = 0.1
+    runtime = run_in_threads(builder.create_topology(), workers=2, conf=conf)
+    assert runtime.restarts.count == 1
+    (lost,) = [e.message for e in runtime.errors]
+    assert "failed to start: the host went away" in lost and "(attempt 2) in 0.1 s" in lost
+    assert runtime.stats()["numbers"]["acked"] == 500
