@@ -49,3 +49,11 @@ def test_a_mean_above_the_p99_is_a_few_very_slow_trees_and_the_max_says_how_slow
     assert row["complete_latency_ms"] > 8 * row["complete_latency_p99_ms"]
     assert row["complete_latency_max_ms"] == pytest.approx(30_000, rel=0.02)
     assert row["complete_latency_max_ms"] >= 30_000  # a bucket's top: never below the longest
+
+
+def test_a_task_counted_in_two_attempts_is_one_task_and_its_counters_add_up():
+    """After a restart the lost attempt's statistics are kept beside the new one's."""
+    lost, now = TaskStats("split", 3, executed=10, prepares=1), TaskStats("split", 3, executed=4)
+    other = TaskStats("split", 4, executed=5, prepares=1)
+    row = by_component([lost, now, other], 1.0)["split"]
+    assert (row["tasks"], row["executed"], row["prepares"]) == (2, 19, 2)
