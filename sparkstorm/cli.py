@@ -565,8 +565,13 @@ def outcome(result: Any) -> tuple[int, list[str]]:
     if failed:
         why = ", ".join(f"{reason} {n:,}" for reason, n in reasons.most_common())
         problems.append(f"{failed:,} tuple trees failed ({why})")
-    if distinct:
-        problems.append(f"{distinct.total():,} errors reported by tasks")
+    if result.errors_dropped:
+        lines.append(
+            f"{result.errors_dropped:,} more errors were reported; the run keeps the first "
+            f"and the latest"
+        )
+    if distinct or result.errors_dropped:
+        problems.append(f"{distinct.total() + result.errors_dropped:,} errors reported by tasks")
     if shutdown:
         lines.append(f"{shutdown:,} tuple trees still pending at the stop failed with shutdown")
     for (component, stream), dropped in result.captured_dropped.items():

@@ -25,6 +25,7 @@ from sparkstorm.config import (
 from sparkstorm.control.captures import Captures
 from sparkstorm.control.clock import Clock, SimulatedClock
 from sparkstorm.control.continuous_checkpoints import ContinuousCheckpoints
+from sparkstorm.control.kept_errors import KeptErrors
 from sparkstorm.control.metrics_consumers import MetricsConsumers
 from sparkstorm.control.restarts import RestartStrategy
 from sparkstorm.control.submit import submitted
@@ -73,7 +74,8 @@ class ContinuousRuntime:
         self.draining_until: float | None = None
         """While a stop drains: when (``time.monotonic()``) the drain gives up."""
         self.api_url: str | None = None
-        self.errors: list[ReportedError] = []
+        self.errors = KeptErrors()
+        """The tasks' errors: the first and the latest (``control/kept_errors``)."""
         self.captured = Captures(self.conf[SPARKSTORM_CAPTURE_MAX_VALUES])
         """Captured components' emits, the latest of each stream (``control/captures``)."""
         self.profile = Profile()
@@ -81,6 +83,7 @@ class ContinuousRuntime:
         self.latest_stats: dict[int, TaskStats] = {}
         """Each task's newest statistics, as its worker last reported them."""
         self._last_error: dict[tuple[str, int, str], int] = {}
+        self._trims_seen = 0
         self._failure: BaseException | None = None
         self._down: BaseException | None = None
         """What took the workers down, until they run again (each loss counts once)."""
@@ -309,6 +312,8 @@ class ContinuousRuntime:
         otherwise make a record each: they are counted on the last record instead.
         """
         if error.throttled:
+            if self.errors.trims != self._trims_seen:  # the positions kept have moved
+                self._last_error, self._trims_seen = {}, self.errors.trims
             key = (error.component, error.task, error.message)
             last = self._last_error.get(key)
             if last is not None:

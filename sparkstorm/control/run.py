@@ -64,6 +64,11 @@ class RunResult:
     profile: dict[str, float] = field(default_factory=dict)
     """Seconds spent per phase: spout loop, Spark job, decoding, bolt code... (see
     :data:`sparkstorm.tasks.profile.PHASES`)."""
+    errors_dropped: int = 0
+    """Errors let go to keep the first and the latest (see ``control/kept_errors``).
+
+    .. versionadded:: 0.2.0
+    """
     captured_dropped: dict[tuple[str, str], int] = field(default_factory=dict)
     """Per (component, stream), how many of the oldest captured values were dropped to
     keep the latest ``sparkstorm.capture.max.values``.
@@ -165,6 +170,7 @@ def run(
         runtime.supersteps_run,
         stop.is_set() and kill_wait is None,  # a kill asked for is not an interruption
         dict(runtime.profile),
+        runtime.errors.dropped,
         dict(runtime.captured.dropped),
     )
 

@@ -32,6 +32,7 @@ from sparkstorm.control.batch_sizing import SpoutBatchSizer
 from sparkstorm.control.captures import Captures
 from sparkstorm.control.checkpoints import Checkpoints
 from sparkstorm.control.clock import Clock
+from sparkstorm.control.kept_errors import KeptErrors
 from sparkstorm.control.metrics_consumers import MetricsConsumers
 from sparkstorm.control.restarts import RestartStrategy
 from sparkstorm.control.submit import submitted
@@ -81,7 +82,8 @@ class TopologyRuntime:
         """While a stop drains: when (``time.monotonic()``) the drain gives up."""
         self.api_url: str | None = None
         """The REST API's address, when the run serves one."""
-        self.errors: list[ReportedError] = []
+        self.errors = KeptErrors()
+        """The tasks' errors: the first and the latest (``control/kept_errors``)."""
         self.captured = Captures(self.conf[SPARKSTORM_CAPTURE_MAX_VALUES])
         """Captured components' emits, the latest of each stream (``control/captures``)."""
         self.bolt_stats: dict[int, TaskStats] = {}
