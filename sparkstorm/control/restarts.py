@@ -12,6 +12,10 @@ line, within minutes. So a run gives up when
   workers had run ``sparkstorm.restart.stable.secs`` (a crash loop, however slow the
   cluster is to start them: Flink's ``attempts-before-reset-backoff``).
 
+The rate alone is not enough: with an exponential delay, a crash loop on a cluster slow
+to start workers (10 s and more) spreads its losses below any rate that still lets a
+stream that loses a worker every 25 s run on; counted in a row, it ends regardless.
+
 Between a loss and the next start it waits ``sparkstorm.restart.delay.initial.secs``,
 doubled for each loss in a row, at most ``sparkstorm.restart.delay.max.secs``. Both
 modes use it: the continuous mode for its lost stage, the superstep mode for its lost
