@@ -11,7 +11,8 @@ processes to kill; in the continuous mode the spout runs in a Spark worker, and 
 its own connection there. Each scenario runs every source on the local engine and one
 source on the continuous mode, a different one per scenario, so that each source meets
 Spark: a Spark run of these costs 15-50 s here, and all of them would be a third of the
-suite.
+suite. A continuous worker SIGKILLed mid-run, RabbitMQ redelivering what it held, is
+``tests/state/test_sigkill_proof.py``'s last test, with exact stateful counts on top.
 The connection-level cases (bad URL, bad credentials, closed port) run on the local
 engine, and the closed port once on the continuous mode, where the spout opens in a
 Spark worker; ``tests/test_cli.py`` covers Spark's start-up.
@@ -19,8 +20,6 @@ Spark worker; ``tests/test_cli.py`` covers Spark's start-up.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import time
 import uuid
@@ -33,7 +32,7 @@ from psycopg import sql
 
 from tests.connectors.brokers import BROKERS, Broker, closed_port, with_table
 from tests.connectors.fault_topology import DSN
-from tests.run_process import ROOT, RunProcess, spark_python_workers
+from tests.run_process import ROOT, RunProcess
 
 pytestmark = pytest.mark.services
 UNDECODABLE = b"\xff\xfe not utf-8"
@@ -252,26 +251,3 @@ def socket_to(port: int):
     import socket
 
     return socket.create_connection(("127.0.0.1", port), timeout=1)
-
-
-def test_a_spark_worker_sigkilled_mid_run_costs_a_restart_and_loses_nothing(tmp_path):
-    """The continuous mode's recovery: a worker dies, the stage fails, the driver starts
-    the workers again, and RabbitMQ redelivers what the dead consumer never acked."""
-    name = f"fault_rabbitmq_{uuid.uuid4().hex[:8]}"
-    with with_table(BROKERS["rabbitmq"](name), "id int PRIMARY KEY, writes int NOT NULL") as b:
-        b.publish(healthy(MESSAGES))
-        run = Cli(b, "continuous", tmp_path, pending=PENDING, batch=50)
-        run.until(lambda: len(writes(b)) >= MESSAGES // 4, "a quarter of the rows")
-        workers = spark_python_workers(run.process.pid)
-        assert len(workers) == 2, workers  # local[2]: the stage's two tasks
-        os.kill(workers[0], signal.SIGKILL)
-        killed_at = time.monotonic()
-        run.until(lambda: len(writes(b)) == MESSAGES, "every row", timeout=90)
-        carried_on_in = time.monotonic() - killed_at
-        run.until(lambda: b.remaining() == 0, "an empty source", timeout=60)
-        assert run.stop() == EXIT_INTERRUPTED
-        output = run.output()
-        assert "the workers start again (attempt 2)" in output, output
-        assert sorted(writes(b)) == list(range(MESSAGES))  # nothing lost
-        assert b.dead_letters() == []
-        print(f"every row written {carried_on_in:.1f} s after the kill")
