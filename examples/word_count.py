@@ -125,6 +125,7 @@ def topology():
     """
     topology, conf = build([SENTENCES[i % len(SENTENCES)] for i in range(20_000)])
     conf[Config.SPARKSTORM_CAPTURE] = ["count"]
+    conf[Config.SPARKSTORM_CAPTURE_MAX_VALUES] = 150_000  # every count emitted: 128,000
     return topology, conf
 
 
