@@ -128,6 +128,9 @@ def run(
         on_start(runtime)
     watchdog = Watchdog(runtime.calling, runtime.conf[SPARKSTORM_WATCHDOG_SECS])
     previous = _install_stop_handlers(stop, lambda: watchdog.blocked or runtime.engine.blocked)
+    # the spouts are asked for tuples only now: a Ctrl-C from here on is a graceful stop,
+    # never an interruption "during start-up" of a topology that already ran
+    runtime.activate()
     confirming = 0.0
     try:
         with watchdog:
@@ -231,13 +234,13 @@ def _runtime(
     name: str,
     spark_ui: bool,
 ) -> Runtime:
-    """The runtime for ``engine`` and, on Spark, ``sparkstorm.spark.mode``."""
+    """The runtime for ``engine`` and, on Spark, ``sparkstorm.spark.mode``; inactive."""
     resolved = resolve(conf)
     if engine == "spark" and resolved[SPARKSTORM_SPARK_MODE] == "continuous":
         made = make_continuous_engine(resolved, spark=spark, master=master, spark_ui=spark_ui)
-        return ContinuousRuntime(name, topology, conf, made)
+        return ContinuousRuntime(name, topology, conf, made, active=False)
     engine_made = make_engine(engine, spark=spark, master=master, spark_ui=spark_ui)
-    return TopologyRuntime(name, topology, conf, engine_made, WallClock())
+    return TopologyRuntime(name, topology, conf, engine_made, WallClock(), active=False)
 
 
 def _throttled(
