@@ -136,16 +136,18 @@ class CheckpointStore:
         """A drain begins now."""
         self.phase, self.drain_since, self._unready_low = DRAINING, now, sys.maxsize
 
-    def progress(self, unready: int, now: float) -> None:
-        """Take the ackers' count of unready trees; fewer than ever in this drain is progress.
+    def progress(self, unready: int, now: float) -> bool:
+        """Whether the ackers' count of unready trees is progress: fewer than ever this drain.
 
         Progress starts the drain's clock again. A drain that is slow, not stuck (a loaded
         machine, a first superstep that starts Spark's Python workers), must not have its
         trees named as stalled: they would fail as timed out and roll back every other
         tree, a rollback storm.
         """
-        if self.phase == DRAINING and unready < self._unready_low:
-            self._unready_low, self.drain_since = unready, now
+        if self.phase != DRAINING or unready >= self._unready_low:
+            return False
+        self._unready_low, self.drain_since = unready, now
+        return True
 
     def stalled(self, now: float) -> float | None:
         """How long the drain has waited without progress, once that is too long (else None).
@@ -237,11 +239,8 @@ class Checkpoints(CheckpointStore):
         if self.phase == RUNNING and now >= self.next_due and self.dirty:
             self.draining(now)  # (not dirty: nothing can have changed, nothing to save)
             self._asked, self._drain_result = False, runtime.superstep
-        if self.phase == DRAINING:
-            before = self.drain_since
-            self.progress(self._unready(), now)
-            if self.drain_since != before:  # progress: the next verdict needs a later result
-                self._drain_result = runtime.superstep
+        if self.progress(self._unready(), now):  # the next verdict needs a later result
+            self._drain_result = runtime.superstep
         seen = runtime.last_result_superstep >= self._drain_result or not runtime.engine.busy
         if (
             self.phase == DRAINING

@@ -208,20 +208,19 @@ class ContinuousRuntime:
         Over fewer workers when the cluster has fewer task slots than before (a host
         gone for good): a barrier stage would wait for slots that do not come.
         """
-        slots = self.engine.launcher.slots()
+        workers, slots = self.engine.workers, self.engine.launcher.slots()
+        if slots is not None and slots < workers:
+            log.warning(
+                "the cluster has %d task slots for the %d continuous workers: the tasks "
+                "are placed over %d (sparkstorm rebalance %s --workers N grows it again)",
+                slots,
+                workers,
+                slots,
+                self.name,
+            )
+            workers = slots
         try:
-            if slots is not None and slots < self.engine.workers:
-                log.warning(
-                    "the cluster has %d task slots for the %d continuous workers: the tasks "
-                    "are placed over %d (sparkstorm rebalance %s --workers N grows it again)",
-                    slots,
-                    self.engine.workers,
-                    slots,
-                    self.name,
-                )
-                self.engine.relaunch(slots, self.checkpoints.replays)
-            else:
-                self.engine.restart(self.checkpoints.replays)
+            self.engine.relaunch(workers, self.checkpoints.replays)
         except WorkersLost as exc:
             self._lost(exc)
             return

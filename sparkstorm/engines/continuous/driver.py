@@ -260,25 +260,13 @@ class ContinuousEngine:
         """How many times the workers were started before the current start."""
         return self._setup.attempt
 
-    def restart(self, replays: Sources | None = None) -> None:
-        """Start every worker again, after the stage was lost (a worker died).
-
-        A new stage attempt: tasks are prepared and spouts opened again, and ids come
-        from sources of the new attempt. What the lost workers held is gone, as when a
-        Storm worker dies; sources redeliver what was never acked.
-        """
-        self._stop_survivors()
-        self._setup = replace(self._setup, attempt=self._setup.attempt + 1, replays=replays)
-        self._identities, self.pids, self.hosts, self.finished = {}, {}, {}, set()
-        self._early = []
-        self._launch()
-
     def relaunch(self, workers: int, replays: Sources | None = None) -> None:
         """Start the workers again as ``workers`` workers, the tasks placed over them anew.
 
-        After a graceful :meth:`shut_down` (a rebalance), or a loss when the cluster has
-        fewer task slots than workers (a host gone for good). A new stage attempt, as
-        :meth:`restart`'s.
+        After the stage was lost (a worker died), or a graceful :meth:`shut_down` (a
+        rebalance). A new stage attempt: tasks are prepared and spouts opened again, ids
+        come from sources of the new attempt; what lost workers held is gone, as when a
+        Storm worker dies, and sources redeliver what was never acked.
         """
         self._stop_survivors()
         place(self._plan, workers)
