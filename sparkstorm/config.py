@@ -67,6 +67,7 @@ SPARKSTORM_RESTART_FAILURE_INTERVAL_SECS = "sparkstorm.restart.failure.interval.
 SPARKSTORM_RESTART_DELAY_INITIAL_SECS = "sparkstorm.restart.delay.initial.secs"
 SPARKSTORM_RESTART_DELAY_MAX_SECS = "sparkstorm.restart.delay.max.secs"
 SPARKSTORM_RESTART_STABLE_SECS = "sparkstorm.restart.stable.secs"
+SPARKSTORM_WORKER_TIMEOUT_SECS = "sparkstorm.worker.timeout.secs"
 
 RESERVED_PREFIXES = ("topology.", "storm.", "sparkstorm.")
 """Namespaces whose keys must be known: a key there that is not is a typo."""
@@ -265,6 +266,7 @@ KINDS: dict[str, _Kind] = {
     SPARKSTORM_RESTART_DELAY_INITIAL_SECS: _SECONDS,
     SPARKSTORM_RESTART_DELAY_MAX_SECS: _SECONDS,
     SPARKSTORM_RESTART_STABLE_SECS: _SECONDS,
+    SPARKSTORM_WORKER_TIMEOUT_SECS: _SECONDS,
 }
 """Every key sparkstorm reads, with the values it takes."""
 
@@ -312,6 +314,8 @@ DEFAULTS: dict[str, Any] = {
     SPARKSTORM_RESTART_DELAY_INITIAL_SECS: 1.0,
     SPARKSTORM_RESTART_DELAY_MAX_SECS: 10.0,
     SPARKSTORM_RESTART_STABLE_SECS: 10.0,
+    # Storm's supervisor.worker.timeout.secs: a silent worker is lost after this long
+    SPARKSTORM_WORKER_TIMEOUT_SECS: 30.0,
 }
 """Every key sparkstorm reads, with the value used when a topology does not set it."""
 
@@ -375,6 +379,7 @@ class Config(dict[str, Any]):
     SPARKSTORM_RESTART_DELAY_INITIAL_SECS = SPARKSTORM_RESTART_DELAY_INITIAL_SECS
     SPARKSTORM_RESTART_DELAY_MAX_SECS = SPARKSTORM_RESTART_DELAY_MAX_SECS
     SPARKSTORM_RESTART_STABLE_SECS = SPARKSTORM_RESTART_STABLE_SECS
+    SPARKSTORM_WORKER_TIMEOUT_SECS = SPARKSTORM_WORKER_TIMEOUT_SECS
 
     def set_num_ackers(self, n: int) -> None:
         """Set ``topology.acker.executors``; 0 turns tracking off (at-most-once)."""

@@ -21,6 +21,7 @@ from sparkstorm.config import (
     SPARKSTORM_CAPTURE,
     SPARKSTORM_CAPTURE_MAX_VALUES,
     SPARKSTORM_SEED,
+    SPARKSTORM_WORKER_TIMEOUT_SECS,
 )
 from sparkstorm.control.captures import Captures
 from sparkstorm.control.clock import Clock, SimulatedClock
@@ -111,6 +112,7 @@ class ContinuousRuntime:
         self.restarts = RestartStrategy.from_conf(self.conf)
         """Counts the workers' losses: when to start them again, when to give up."""
         self._epoch = time.time()
+        engine.timeout_secs = self.conf[SPARKSTORM_WORKER_TIMEOUT_SECS]
         try:
             engine.start(
                 self.plan,
@@ -163,6 +165,9 @@ class ContinuousRuntime:
         failure = self.engine.launcher.failure()
         if failure is not None and self._down is None and not self.killed:
             self._lost(failure)
+        silent = self.engine.silent()
+        if silent is not None and self._down is None and not self.killed:
+            self._lost_silent(*silent)
         if self.restarting and self.draining_until is None and time.monotonic() >= self._restart_at:
             self._restart()
         self.checkpoints.advance(self.now())
@@ -202,6 +207,21 @@ class ContinuousRuntime:
         self.latest_stats, self.reports = {}, {}
         self._restart_at = time.monotonic() + delay
 
+    def _lost_silent(self, worker: int, secs: float) -> None:
+        """A worker sent nothing for ``sparkstorm.worker.timeout.secs``: a loss.
+
+        As Storm's supervisor restarts a worker whose heartbeats stopped. Its host may
+        be cut off: the stage is cancelled (Spark kills what it can reach) and started
+        again, on the slots there are.
+        """
+        host = self.engine.hosts.get(worker, "?")
+        self.engine.launcher.cancel()
+        reason = (
+            f"worker {worker} (on {host}) sent nothing for {secs:.0f} s "
+            f"({SPARKSTORM_WORKER_TIMEOUT_SECS}): its host or its network is down"
+        )
+        self._lost(WorkersLost(reason, worker))
+
     def _restart(self) -> None:
         """Start the workers again; a start that fails is one more loss.
 
@@ -209,7 +229,7 @@ class ContinuousRuntime:
         gone for good): a barrier stage would wait for slots that do not come.
         """
         workers, slots = self.engine.workers, self.engine.launcher.slots()
-        if slots is not None and slots < workers:
+        if slots and slots < workers:  # none at all: wait for one with as many workers
             log.warning(
                 "the cluster has %d task slots for the %d continuous workers: the tasks "
                 "are placed over %d (sparkstorm rebalance %s --workers N grows it again)",

@@ -174,6 +174,35 @@ class KillsItsWorkerOnce(Bolt):
         pass
 
 
+class FreezesItsWorkerOnce(Bolt):
+    """Acks every number; at ``number``, the first time, stops its own process (SIGSTOP).
+
+    A frozen process sends nothing, its watchdog thread included: from the driver, a
+    worker whose host was cut off or hangs. The marker file holds its process id, for
+    the test to make sure it is gone.
+    """
+
+    def __init__(self, folder: str, number: int) -> None:
+        self.folder, self.number = folder, number
+
+    def prepare(self, conf: Any, context: Any, collector: Any) -> None:
+        self.collector = collector
+
+    def execute(self, tup: Any) -> None:
+        import os
+        import signal
+        from pathlib import Path
+
+        marker = Path(self.folder) / "frozen"
+        if tup[0] == self.number and not marker.exists():
+            marker.write_text(str(os.getpid()))
+            os.kill(os.getpid(), signal.SIGSTOP)
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        pass
+
+
 class DiesInPrepare(Bolt):
     """Ends its worker's process in ``prepare``, every time: a crash loop."""
 

@@ -3,6 +3,9 @@ two workers holding spout, bolt and acker tasks, tuples between them over ZeroMQ
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import time
 
 import httpx
@@ -14,6 +17,7 @@ from tests.continuous.components import (
     DiesInPrepare,
     FailFirstOfEveryFifth,
     ForgetsSeven,
+    FreezesItsWorkerOnce,
     HoldUntilTick,
     InOrder,
     KillsItsWorkerOnce,
@@ -201,6 +205,31 @@ def test_workers_lost_again_and_again_are_restarted_each_time_and_counted_once(s
         assert restart["reason"].startswith(f"worker {restart['worker']}: "), restart
         assert restart["delaySecs"] in (0.2, 0.4, 0.5), restart
         assert abs(restart["time"] - time.time()) < 120, restart
+
+
+def test_a_worker_that_falls_silent_is_lost_and_the_run_goes_on(spark, tmp_path):
+    """A frozen worker process (as one whose host is cut off) sends nothing: after
+    sparkstorm.worker.timeout.secs it counts as lost, the stage is cancelled (Spark kills
+    the frozen process) and started again, and every number is acked."""
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", NumberSpout(2000))
+    builder.set_bolt("freezer", FreezesItsWorkerOnce(str(tmp_path), 500), 2).shuffle_grouping(
+        "numbers"
+    )
+    conf = continuous(**FAST_RESTARTS, **{"sparkstorm.worker.timeout.secs": 2})
+    try:
+        result = run(builder.create_topology(), conf, engine="spark", spark=spark)
+    finally:
+        frozen = int((tmp_path / "frozen").read_text())
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(frozen, signal.SIGKILL)  # Spark's kill did not reach it: fail below
+            pytest.fail(f"the frozen worker process {frozen} outlived the run")
+    lost = [e.message for e in result.errors if "a continuous worker was lost" in e.message]
+    assert len(lost) == 1, result.errors
+    assert "sent nothing for 2 s (sparkstorm.worker.timeout.secs)" in lost[0], lost[0]
+    assert all(e.recovered for e in result.errors), result.errors
+    assert result.stats["numbers"]["pending"] == 0
+    assert result.stats["numbers"]["acked"] >= 2000
 
 
 def test_a_bolt_that_kills_its_worker_in_prepare_ends_the_run_in_one_line(spark):

@@ -180,6 +180,10 @@ class ContinuousEngine:
         self.hosts: dict[int, str] = {}
         """Worker -> the host it runs on (its hello says)."""
         self.finished: set[int] = set()
+        self._heard: dict[int, float] = {}
+        """Worker -> when (``time.monotonic()``) it last sent anything."""
+        self.timeout_secs = 30.0
+        """How long a worker may send nothing before :meth:`silent` names it."""
         self._early: list[WorkerReport] = []
         """Reports that came while the other workers were still starting: ``reports``
         hands them over first (one holds a spout's error at ``open``, say)."""
@@ -279,7 +283,7 @@ class ContinuousEngine:
             replays=replays,
         )
         self._identities, self.pids, self.hosts, self.finished = {}, {}, {}, set()
-        self._early = []
+        self._heard, self._early = {}, []
         self._launch()
 
     def _stop_survivors(self) -> None:
@@ -299,6 +303,14 @@ class ContinuousEngine:
                 worker = failure.worker if isinstance(failure, WorkersLost) else None
                 msg = f"failed to start: {failure}"
                 raise WorkersLost(msg, worker) from failure
+            slots = self.launcher.slots() if self._setup.attempt else None
+            if slots and slots < self.workers:  # a host lost while the stage waited
+                self.launcher.cancel()
+                msg = (
+                    f"failed to start: the cluster has {slots} task slots left for "
+                    f"{self.workers} workers"
+                )
+                raise WorkersLost(msg)
             if time.monotonic() > deadline:
                 msg = (
                     f"{len(self._identities)} of {self.workers} continuous workers started "
@@ -332,8 +344,8 @@ class ContinuousEngine:
                 arrived.append(report)
                 if report.probe == seq:
                     answers[report.worker] = report
-            if self.launcher.failure() is not None or self.finished:
-                break  # a worker that stopped answers no probe
+            if self.launcher.failure() is not None or self.finished or self.silent():
+                break  # a worker that stopped, or fell silent, answers no probe
         return answers, arrived
 
     def activate(self) -> None:
@@ -359,17 +371,34 @@ class ContinuousEngine:
             if isinstance(message, tuple) and message[0] == "hello":
                 self._identities[message[1]] = identity
                 self.pids[message[1]], self.hosts[message[1]] = message[2], message[3]
+                self._heard[message[1]] = time.monotonic()
             elif isinstance(message, tuple) and message[0] == BLOCKED:
                 self._on_blocked(*message[1:])
             elif isinstance(message, WorkerReport):
                 if self._identities.get(message.worker) != identity:
                     continue  # a worker of a lost attempt, on its way out
+                self._heard[message.worker] = time.monotonic()
                 if message.worker == self._blocked_in:  # it reports between calls only
                     self.blocked = self._blocked_in = None
                 reports.append(message)
                 if message.final:
                     self.finished.add(message.worker)
         return reports
+
+    def silent(self) -> tuple[int, float] | None:
+        """A worker that has sent nothing for :attr:`timeout_secs`, and for how long; or None.
+
+        A worker reports every few hundred milliseconds, even while idle; one whose user
+        call blocks is known blocked (its watchdog said so) and is not silent. Silence
+        is what a host that is cut off, frozen or gone looks like from here, long before
+        Spark gives up on its executor (``spark.network.timeout``, 120 s).
+        """
+        now = time.monotonic()
+        for worker, heard in sorted(self._heard.items()):
+            quiet = now - heard > self.timeout_secs
+            if quiet and worker != self._blocked_in and worker not in self.finished:
+                return worker, now - heard
+        return None
 
     def _on_blocked(
         self, worker: int, call: str, secs: float, host: str, pid: int, stack: str

@@ -170,11 +170,16 @@ class BarrierLauncher:
         self.spark.sparkContext.cancelJobGroup(self.run_id)
 
     def slots(self) -> int | None:
-        """A local master's task slots, else the cores the cluster's executors have now.
+        """A local master's task slots, else the tasks the cluster's executors can run now.
 
-        Spark's default parallelism on a cluster is its executors' cores, updated as
-        executors come and go (a lost host's go once the master notices).
+        On a cluster, the count Spark itself checks a barrier stage against: its
+        executors' cores over ``spark.task.cpus``, updated as executors come and go (a
+        lost host's go once the master notices). Spark's default parallelism is no
+        substitute: it is never below 2.
         """
-        context = self.spark.sparkContext
-        cpus = int(context.getConf().get("spark.task.cpus", "1"))
-        return local_slots(self.master) or max(1, int(context.defaultParallelism) // cpus)
+        slots = local_slots(self.master)
+        if slots is not None:
+            return slots
+        context = self.spark.sparkContext._jsc.sc()
+        profile = context.resourceProfileManager().defaultResourceProfile()
+        return int(context.maxNumConcurrentTasks(profile))
