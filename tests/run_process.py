@@ -24,7 +24,13 @@ class RunProcess:
     """
 
     def __init__(
-        self, target: str, engine: str, tmp: Path, *args: str, env: dict[str, str]
+        self,
+        target: str,
+        engine: str,
+        tmp: Path,
+        *args: str,
+        env: dict[str, str],
+        master: str = "local[2]",
     ) -> None:
         self.out = tmp / f"run-{uuid.uuid4().hex[:6]}.log"
         command = [
@@ -36,7 +42,7 @@ class RunProcess:
             "--engine",
             "local" if engine == "local" else "spark",
             "--quiet",
-            *(["--master", "local[2]", "--no-spark-ui"] if engine != "local" else []),
+            *(["--master", master, "--no-spark-ui"] if engine != "local" else []),
             *(
                 ["--mode", "continuous" if engine == "continuous" else "superstep"]
                 if engine != "local"
@@ -74,14 +80,24 @@ class RunProcess:
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(30)
 
-    def until(self, condition: Callable[[], bool], what: str, timeout: float = 120) -> None:
+    def until(
+        self,
+        condition: Callable[[], bool],
+        what: str,
+        timeout: float = 120,
+        detail: Callable[[], str] = str,
+    ) -> None:
+        """Wait for ``condition``; fail with the run's output and ``detail()`` if it never
+        holds or the run ends first."""
         deadline = time.monotonic() + timeout
         while not condition():
             if self.process.poll() is not None:
-                pytest.fail(f"sparkstorm run ended before {what}:\n{self.output()[-2000:]}")
+                said = f"{detail()}\n{self.output()[-2000:]}"
+                pytest.fail(f"sparkstorm run ended before {what}: {said}")
             if time.monotonic() > deadline:
+                said = f"{detail()}\n{self.output()[-2000:]}"
                 self.kill()
-                pytest.fail(f"no {what} after {timeout:g}s:\n{self.output()[-2000:]}")
+                pytest.fail(f"no {what} after {timeout:g}s: {said}")
             time.sleep(0.05)
 
 

@@ -117,9 +117,11 @@ class RabbitMQ(Broker):
             channel.queue_delete(queue)
         channel.connection.close()
 
-    def publish(self, bodies: list[bytes]) -> None:
+    def publish(self, bodies: list[bytes], first: int = 0) -> None:
+        """Publish ``bodies`` with message ids ``m<first>``, ``m<first + 1>``, ...: a
+        message id is the message's identity, so a later batch must go on numbering."""
         channel = self._channel()
-        for i, body in enumerate(bodies):
+        for i, body in enumerate(bodies, start=first):
             channel.basic_publish("", self.name, body, pika.BasicProperties(message_id=f"m{i}"))
         channel.connection.close()
 

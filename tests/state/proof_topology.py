@@ -3,7 +3,9 @@
 Run through ``sparkstorm run`` and SIGKILLed by ``test_sigkill_proof.py``; configured by
 environment variables: ``PROOF_NAME`` (queue and table), ``PROOF_REDIS_PREFIX`` (the
 state's key prefix), ``PROOF_PENDING`` (max spout pending: a stateful topology takes at
-most that many messages per checkpoint, as their acks wait for the commit). A message
+most that many messages per checkpoint, as their acks wait for the commit), and on a
+cluster of hosts ``PROOF_SERVICES_HOST`` (where its tasks reach the services) and
+``PROOF_RABBITMQ_OPTIONS`` (the URL's query: ``?heartbeat=5``). A message
 body is ``"<number>|<sentence>"``; RabbitMQ's ``message_id`` names each message, so a
 crash as a checkpoint commits counts nothing twice. The sink keeps the greatest count it
 was sent per word: a count from state that was rolled back is never above the exact
@@ -34,14 +36,19 @@ class Split(BasicBolt):
         declarer.declare(Fields("word"))
 
 
+def _on_services_host(url: str) -> str:
+    return url.replace("127.0.0.1", os.environ.get("PROOF_SERVICES_HOST", "127.0.0.1"))
+
+
 def topology() -> tuple[Any, Config]:
     name = os.environ["PROOF_NAME"]
     builder = TopologyBuilder()
-    builder.set_spout("sentences", RabbitMQSpout(RABBITMQ, name))
+    rabbitmq = _on_services_host(RABBITMQ) + os.environ.get("PROOF_RABBITMQ_OPTIONS", "")
+    builder.set_spout("sentences", RabbitMQSpout(rabbitmq, name))
     builder.set_bolt("split", Split(), 2).shuffle_grouping("sentences")
     builder.set_bolt("count", StatefulWordCount(), 2).fields_grouping("split", Fields("word"))
     sink = PostgresUpsertBolt(
-        DSN,
+        _on_services_host(DSN),
         name,
         ["word", "count"],
         ["word"],
@@ -54,7 +61,7 @@ def topology() -> tuple[Any, Config]:
     conf.set_max_spout_pending(int(os.environ.get("PROOF_PENDING", "100")))
     conf["topology.state.provider"] = "redis"
     conf["topology.state.provider.config"] = {
-        "url": REDIS,
+        "url": _on_services_host(REDIS),
         "key_prefix": os.environ["PROOF_REDIS_PREFIX"],
     }
     conf["topology.state.checkpoint.interval.ms"] = 300
