@@ -371,7 +371,6 @@ class ContinuousEngine:
             if isinstance(message, tuple) and message[0] == "hello":
                 self._identities[message[1]] = identity
                 self.pids[message[1]], self.hosts[message[1]] = message[2], message[3]
-                self._heard[message[1]] = time.monotonic()
             elif isinstance(message, tuple) and message[0] == BLOCKED:
                 self._on_blocked(*message[1:])
             elif isinstance(message, WorkerReport):
@@ -388,8 +387,9 @@ class ContinuousEngine:
     def silent(self) -> tuple[int, float] | None:
         """A worker that has sent nothing for :attr:`timeout_secs`, and for how long; or None.
 
-        A worker reports every few hundred milliseconds, even while idle; one whose user
-        call blocks is known blocked (its watchdog said so) and is not silent. Silence
+        A worker reports every few hundred milliseconds once its tasks are prepared, even
+        while idle; one whose user call blocks (``prepare`` included) is known blocked (its
+        watchdog said so) and is not silent. Silence
         is what a host that is cut off, frozen or gone looks like from here, long before
         Spark gives up on its executor (``spark.network.timeout``, 120 s).
         """
