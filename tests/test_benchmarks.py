@@ -116,3 +116,16 @@ def test_the_streamparse_layer_benchmark_runs_both_ways_with_every_word_acked():
 
     for kind in ("native", "streamparse"):
         assert one_run(kind, 400) > 0  # it asserts that all 400 words were acked
+
+
+def test_soak_memory_flatness_reads_from_minute_five_against_plus_minus_ten_percent():
+    from benchmarks.soak import SERIES, flatness
+
+    def at(minute: float, workers: float) -> tuple[float, dict[str, float]]:
+        return minute * 60, {**dict.fromkeys(SERIES, 100.0), "workers": workers}
+
+    samples = [at(1, 10.0), at(5, 200.0), at(10, 190.0), at(20, 230.0), at(30, 200.0)]
+    rows = {line[:14].strip(): line[14:].split() for line in flatness(samples)[1:]}
+    assert rows["driver JVM"] == ["100", "+0.0%", "+0.0%", "+0", "yes"]
+    assert rows["workers"][:3] == ["200", "-5.0%", "+15.0%"]  # minute 1 is warm-up
+    assert rows["workers"][-1] == "NO"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster.hosts import Hosts, SparkStandalone
+from benchmarks.hosts import Hosts, SparkStandalone
 from tests.state.conftest import queue_and_table  # noqa: F401 (the tests' queue and table)
 
 HOST_NAMES = ["a", "b", "stranger"]

@@ -8,7 +8,8 @@ namespace) and a worker per host make the cluster; ``socat`` lets the hosts reac
 loopback services (RabbitMQ, PostgreSQL, Redis) through the bridge's address.
 
 Everything is torn down at :meth:`close`. Setting it up needs root, ``ip`` (iproute2)
-and ``socat``; without them :class:`Hosts` raises, saying which is missing.
+and ``socat``; without them :class:`Hosts` raises, saying which is missing. Used by
+``tests/cluster`` and ``benchmarks.soak``.
 """
 
 from __future__ import annotations
@@ -172,9 +173,11 @@ class SparkStandalone:
             {**env, "SPARK_LOCAL_IP": hosts.gateway},
         )
         self.workers = workers
+        self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        """Host name -> its Spark worker's process (executors run under it)."""
         for name in workers:
             address = hosts.address(name)
-            hosts.start(
+            self.processes[name] = hosts.start(
                 name,
                 [
                     spark_class,
