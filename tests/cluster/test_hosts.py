@@ -55,7 +55,7 @@ TOPOLOGY = {
 
 
 def test_a_stream_lives_through_a_cut_off_host_and_a_lost_one_counting_exactly(
-    cluster: Cluster, queue_and_table, redis_prefix, tmp_path, monkeypatch
+    cluster: Cluster, queue_and_table, redis_prefix, tmp_path
 ):
     hosts = cluster.hosts
     name = queue_and_table.name
@@ -66,8 +66,6 @@ def test_a_stream_lives_through_a_cut_off_host_and_a_lost_one_counting_exactly(
         "PROOF_SERVICES_HOST": hosts.gateway,
         "PROOF_RABBITMQ_OPTIONS": "?heartbeat=5",  # a cut-off consumer's messages come back
     }
-    for key in env:
-        monkeypatch.delenv(key, raising=False)  # committed_counts sets them; undone after
     options = [f"--conf={key}={value}" for key, value in {**SPARK, **TOPOLOGY}.items()]
     options += [
         f"--conf=spark.driver.host={hosts.gateway}",

@@ -84,8 +84,16 @@ def committed_counts(env: dict[str, str], name: str) -> dict[str, int]:
     from sparkstorm.state.stores import open_store
     from sparkstorm.topology.plan import Plan
 
-    os.environ.update(env)  # the topology reads them when built
-    built, conf = topology()
+    saved = {key: os.environ.get(key) for key in env}
+    os.environ.update(env)  # the topology reads them when built; put back after
+    try:
+        built, conf = topology()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                del os.environ[key]
+            else:
+                os.environ[key] = value
     tasks = Plan(built, resolve(dict(conf))).component_tasks("count")
     store = open_store("redis", {"url": REDIS, "key_prefix": env["PROOF_REDIS_PREFIX"]}, name)
     counts: dict[str, int] = {}
