@@ -232,9 +232,10 @@ def soak(args: argparse.Namespace, folder: Path) -> list[str]:
     lines = [
         f"benchmarks.soak: {args.minutes:g} minutes, {args.rate:g} sentences/s offered, "
         f"a worker SIGKILLed every {args.kill_every:g} s ({kills} kills), host a cut off "
-        f"for {args.cut_secs:g} s at {args.cut_at / 60:g} min",
+        f"for {args.cut_secs:g} s at minute {args.cut_at / 60:.1f}",
         f"messages in: {len(publisher.sent):,}; left in the queue at the end: {left:,}; "
-        f"restarts: {topology.get('restartCount')}; exit code {run.returncode}",
+        f"restarts: {topology.get('restartCount')}; exit code {run.returncode} "
+        "(130: stopped by Ctrl-C)",
     ]
     for where, counts in (("committed state", state), ("table", table)):
         over = sum(max(0, counts.get(w, 0) - n) for w, n in exact.items())
