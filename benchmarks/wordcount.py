@@ -98,6 +98,7 @@ def sparkstorm_run(
         "profile": result.profile,
         "acker_secs": acker["executed"] * acker["execute_latency_ms"] / 1000,
         "driver_share": used["driver"] / max(1e-9, sum(used.values())),
+        "cpu_us": 1e6 * sum(used.values()) / tuples,
         "cpu": used,
     }
 
@@ -225,6 +226,11 @@ def budget(median: Any, ss: float, base: float) -> list[str]:
         f"(2 cores, driver and JVM included) {us(2, median(('spark', 1), 'tps'))}",
         f"  allowed on 2 cores by the targets: 2x SS {us(2, 2 * ss)}, 0.5x plain "
         f"{us(2, 0.5 * base)}, 1.5x local {us(2, 1.5 * local_on)}",
+        "  used (the CPU time of every process of the run, over its tuples): "
+        + ", ".join(
+            f"{engine} acking {'on' if ackers else 'off'} {median((engine, ackers), 'cpu_us'):.2f}"
+            for engine, ackers in (("local", 1), ("continuous", 1), ("continuous", 0))
+        ),
     ]
 
 
