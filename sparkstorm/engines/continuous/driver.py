@@ -389,9 +389,9 @@ class ContinuousEngine:
 
         A worker reports every few hundred milliseconds once its tasks are prepared, even
         while idle; one whose user call blocks (``prepare`` included) is known blocked (its
-        watchdog said so) and is not silent. Silence
-        is what a host that is cut off, frozen or gone looks like from here, long before
-        Spark gives up on its executor (``spark.network.timeout``, 120 s).
+        watchdog said so) and is not silent. Silence is what a host that is cut off,
+        frozen or gone looks like from here, long before Spark gives up on its executor
+        (``spark.network.timeout``, 120 s).
         """
         now = time.monotonic()
         for worker, heard in sorted(self._heard.items()):
