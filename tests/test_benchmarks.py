@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -41,8 +42,11 @@ def test_word_count_table_has_structured_streaming_beside_every_configuration(sp
     # both measured (which is faster is the benchmark's to say: timing under a test's load
     # is noise; it failed once beside a parallel test run)
     assert floor_tps > 0 and local_tps > 0
-    spent, allowed = (line for line in lines if line.startswith("  "))
+    spent, allowed, used = (line for line in lines if line.startswith("  "))
     assert "API floor" in spent and "2x SS" in allowed and "1.5x local" in allowed
+    figures = dict(re.findall(r"(\w+ acking o\w+) (\d+\.\d+)", used))
+    assert set(figures) == {"local acking on", "continuous acking on", "continuous acking off"}
+    assert all(float(us) > 0 for us in figures.values()), used
 
 
 def test_api_floor_runs_the_examples_bolts_on_every_word():
