@@ -26,8 +26,6 @@ import os
 import random
 import re
 import signal
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -137,6 +135,7 @@ def api_url(output: Path, name: str) -> str | None:
 
 def soak(args: argparse.Namespace, folder: Path) -> list[str]:
     from tests.connectors.brokers import BROKERS, with_table
+    from tests.run_process import RunProcess
     from tests.state.proof_topology import committed_counts, table_counts
     from tests.state.topology import expected_counts
 
@@ -166,21 +165,12 @@ def soak(args: argparse.Namespace, folder: Path) -> list[str]:
                 "sparkstorm.spark.partitions": "2",
                 "sparkstorm.worker.timeout.secs": "5",
             }
-            output = folder / "run.log"
-            command = [
-                sys.executable, "-m", "sparkstorm.cli", "run", TARGET, "--name", name,
-                "-t", "0", "--quiet", "--no-spark-ui", "--master", spark.url,
+            runner = RunProcess(
+                TARGET, "continuous", folder, "--name", name, "-t", "0",
                 *(f"--conf={key}={value}" for key, value in conf.items()),
-            ]  # fmt: skip
-            with output.open("w") as out:
-                run = subprocess.Popen(
-                    command,
-                    cwd=ROOT,
-                    env={**os.environ, "PYTHONPATH": str(ROOT), **env},
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
+                env=env, master=spark.url,
+            )  # fmt: skip
+            run, output = runner.process, runner.out
             publisher = Publisher(q, args.rate)
             publisher.start()
             began, samples, events = time.monotonic(), [], []
