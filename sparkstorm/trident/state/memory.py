@@ -1,0 +1,134 @@
+"""``MemoryMapState``: an opaque map state in the task's memory, for tests and small state.
+
+Its contents last as long as the task's process: a worker lost is its state lost, as in
+Storm. Every copy made by one factory for one partition shares its contents within a
+process (Storm keeps them in a static map by id).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any, Generic, TypeVar
+
+from typing_extensions import override
+
+from sparkstorm.trident.state.base import (
+    IBackingMap,
+    Key,
+    MapState,
+    Snapshottable,
+    State,
+    StateFactory,
+    ValueUpdater,
+)
+from sparkstorm.trident.state.maps import OpaqueMap, SnapshottableMap
+from sparkstorm.trident.state.values import OpaqueValue, as_key
+
+T = TypeVar("T")
+
+GLOBAL_KEY = ["$MEMORY-MAP-STATE-GLOBAL$"]
+"""The key of a global (ungrouped) aggregate's one value."""
+
+_DBS: dict[str, dict[tuple[Any, ...], Any]] = {}
+"""Each map's contents by id, shared by its copies in this process."""
+
+
+class _MemoryBacking(IBackingMap[OpaqueValue[Any]]):
+    def __init__(self, db_id: str) -> None:
+        self.db = _DBS.setdefault(db_id, {})
+
+    @override
+    def multi_get(self, keys: list[Key]) -> list[OpaqueValue[Any] | None]:
+        db = self.db
+        return [db.get(as_key(key)) for key in keys]
+
+    @override
+    def multi_put(self, keys: list[Key], values: list[OpaqueValue[Any]]) -> None:
+        self.db.update(zip(map(as_key, keys), values, strict=True))
+
+    def multi_remove(self, keys: list[Key]) -> None:
+        for key in keys:
+            self.db.pop(as_key(key), None)
+
+
+class MemoryMapState(MapState[T], Snapshottable[T], Generic[T]):
+    """An opaque map state held in memory; also a snapshot (one global value).
+
+    Examples
+    --------
+    >>> state = MemoryMapState.Factory().make_state({}, None, 0, 1)
+    >>> state.begin_commit(1); state.multi_put([["a"]], [3]); state.commit(1)
+    >>> state.multi_get([["a"], ["b"]])
+    [3, None]
+
+    .. versionadded:: 0.3.0
+    """
+
+    def __init__(self, db_id: str) -> None:
+        self._backing = _MemoryBacking(db_id)
+        self._delegate: SnapshottableMap[T] = SnapshottableMap(OpaqueMap(self._backing), GLOBAL_KEY)
+        self._removed: list[Key] = []
+        self._txid: int | None = None
+
+    class Factory(StateFactory):
+        """Makes one :class:`MemoryMapState` per partition, kept for the run.
+
+        .. versionadded:: 0.3.0
+        """
+
+        def __init__(self) -> None:
+            self.id = uuid.uuid4().hex
+
+        @override
+        def make_state(
+            self, conf: dict[str, Any], metrics: Any, partition_index: int, num_partitions: int
+        ) -> State:
+            return MemoryMapState(f"{self.id}-{partition_index}")
+
+    @override
+    def begin_commit(self, txid: int | None) -> None:
+        self._delegate.begin_commit(txid)
+        if txid is None or txid != self._txid:
+            # keys removed by the previous batch are null before and after it: drop them
+            self._backing.multi_remove(self._removed)
+        self._removed = []
+        self._txid = txid
+
+    @override
+    def commit(self, txid: int | None) -> None:
+        self._delegate.commit(txid)
+
+    @override
+    def multi_get(self, keys: list[Key]) -> list[T | None]:
+        return self._delegate.multi_get(keys)
+
+    @override
+    def multi_update(self, keys: list[Key], updaters: list[ValueUpdater[T]]) -> list[T]:
+        return self._delegate.multi_update(keys, updaters)
+
+    @override
+    def multi_put(self, keys: list[Key], values: list[T]) -> None:
+        self._delegate.multi_put(keys, values)
+
+    def multi_remove(self, keys: list[Key]) -> None:
+        """Remove ``keys``: null for this batch, gone once the next batch begins."""
+        self.multi_put(keys, [None] * len(keys))  # type: ignore[list-item]
+        self._removed.extend(keys)
+
+    @override
+    def get(self) -> T | None:
+        return self._delegate.get()
+
+    @override
+    def update(self, updater: ValueUpdater[T]) -> T:
+        return self._delegate.update(updater)
+
+    @override
+    def set(self, value: T) -> None:
+        self._delegate.set(value)
+
+    def get_tuples(self) -> Iterator[list[Any]]:
+        """Every key's values followed by its current value (for ``TupleCollectionGet``)."""
+        for key, value in list(self._backing.db.items()):
+            yield [*key, value.curr]
