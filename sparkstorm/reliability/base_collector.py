@@ -196,11 +196,11 @@ class BaseCollector:
 
     def _direct(
         self, stream: str, values: Sequence[Any], task: int
-    ) -> tuple[StreamRoute, list[Any], list[int]]:
-        """Route, values and the one target of an ``emit_direct``, checked."""
+    ) -> tuple[StreamRoute, list[int], list[Any]]:
+        """Route, the one target and the values of an ``emit_direct``, checked."""
         values = values if type(values) is list else list(values)
         route = self._route(stream, values, direct=True)
-        return route, values, self._direct_target(route, task)
+        return route, self._direct_target(route, task), values
 
     def _account(self, route: StreamRoute, targets: list[int], values: list[Any]) -> None:
         """Count one emit and its transfers; record it when the component is captured."""

@@ -52,6 +52,27 @@ class Last(Bolt):
         pass
 
 
+class Director(Bolt):
+    """Emits each input directly to the task of ``to`` that its n picks (n mod tasks)."""
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+        self.targets = context.get_component_tasks("direct")
+
+    def execute(self, tup):
+        n = tup[1]
+        self.collector.emit_direct(self.targets[n % len(self.targets)], [n], tup, "to")
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("n"), "to", direct=True)
+
+
+class DirectWhere(Where):
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("n", "task"))
+
+
 class ByParity:
     """A CustomStreamGrouping: even n to the first target task, odd to the last."""
 
@@ -63,15 +84,17 @@ class ByParity:
         return [self.targets[0] if values[1] % 2 == 0 else self.targets[-1]]
 
 
-def test_partial_key_and_custom_groupings_route_as_storm_s(engine, spark):
-    """One run, two subscribers of the same stream: one per grouping."""
+def test_partial_key_custom_and_direct_groupings_route_as_storm_s(engine, spark):
+    """One run, three subscribers of the same stream: one per grouping."""
     builder = TopologyBuilder()
     builder.set_spout("keys", Keys())
     builder.set_bolt("partial", Where(), 4).partial_key_grouping("keys", Fields("key"))
     builder.set_bolt("custom", Where(), 4).custom_grouping("keys", ByParity())
+    builder.set_bolt("director", Director(), 2).shuffle_grouping("keys")
+    builder.set_bolt("direct", DirectWhere(), 3).direct_grouping("director", "to")
     builder.set_bolt("last", Last()).shuffle_grouping("partial").shuffle_grouping("custom")
     conf = Config()
-    conf[Config.SPARKSTORM_CAPTURE] = ["partial", "custom"]
+    conf[Config.SPARKSTORM_CAPTURE] = ["partial", "custom", "direct"]
     result = run_on(engine, builder.create_topology(), conf, spark, until_idle=True, duration=60)
     assert result.stats["keys"]["acked"] == N
 
@@ -88,6 +111,12 @@ def test_partial_key_and_custom_groupings_route_as_storm_s(engine, spark):
     tasks = sorted({task for _, task in rows})
     assert len(tasks) == 2 and len(rows) == N
     assert {task for key, task in rows if key == "hot"} == {tasks[-1]}  # odd n: the last
+
+    # direct: each n reached the task the emitter picked, n mod 3 among the tasks
+    rows = result.captured[("direct", "default")]
+    tasks = sorted({task for _, task in rows})
+    assert len(rows) == N and len(tasks) == 3
+    assert all(task == tasks[n % 3] for n, task in rows)
 
 
 def test_a_custom_grouping_is_checked():
