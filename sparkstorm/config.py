@@ -68,6 +68,8 @@ SPARKSTORM_RESTART_DELAY_INITIAL_SECS = "sparkstorm.restart.delay.initial.secs"
 SPARKSTORM_RESTART_DELAY_MAX_SECS = "sparkstorm.restart.delay.max.secs"
 SPARKSTORM_RESTART_STABLE_SECS = "sparkstorm.restart.stable.secs"
 SPARKSTORM_WORKER_TIMEOUT_SECS = "sparkstorm.worker.timeout.secs"
+TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS = "topology.trident.batch.emit.interval.millis"
+SPARKSTORM_TRIDENT_MAX_ATTEMPTS = "sparkstorm.trident.max.attempts"
 
 RESERVED_PREFIXES = ("topology.", "storm.", "sparkstorm.")
 """Namespaces whose keys must be known: a key there that is not is a typo."""
@@ -267,6 +269,8 @@ KINDS: dict[str, _Kind] = {
     SPARKSTORM_RESTART_DELAY_MAX_SECS: _SECONDS,
     SPARKSTORM_RESTART_STABLE_SECS: _SECONDS,
     SPARKSTORM_WORKER_TIMEOUT_SECS: _SECONDS,
+    TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS: _POSITIVE_INT,
+    SPARKSTORM_TRIDENT_MAX_ATTEMPTS: _POSITIVE_INT,
 }
 """Every key sparkstorm reads, with the values it takes."""
 
@@ -316,6 +320,10 @@ DEFAULTS: dict[str, Any] = {
     SPARKSTORM_RESTART_STABLE_SECS: 10.0,
     # Storm's supervisor.worker.timeout.secs: a silent worker is lost after this long
     SPARKSTORM_WORKER_TIMEOUT_SECS: 30.0,
+    # Trident: how long the coordinator waits before asking dry spouts for a batch again
+    TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS: 500,
+    # a batch failed this many times stops the topology (Storm replays it for ever)
+    SPARKSTORM_TRIDENT_MAX_ATTEMPTS: 10,
 }
 """Every key sparkstorm reads, with the value used when a topology does not set it."""
 
@@ -380,6 +388,8 @@ class Config(dict[str, Any]):
     SPARKSTORM_RESTART_DELAY_MAX_SECS = SPARKSTORM_RESTART_DELAY_MAX_SECS
     SPARKSTORM_RESTART_STABLE_SECS = SPARKSTORM_RESTART_STABLE_SECS
     SPARKSTORM_WORKER_TIMEOUT_SECS = SPARKSTORM_WORKER_TIMEOUT_SECS
+    TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS = TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS
+    SPARKSTORM_TRIDENT_MAX_ATTEMPTS = SPARKSTORM_TRIDENT_MAX_ATTEMPTS
 
     def set_num_ackers(self, n: int) -> None:
         """Set ``topology.acker.executors``; 0 turns tracking off (at-most-once)."""

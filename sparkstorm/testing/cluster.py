@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -30,6 +31,7 @@ from sparkstorm.config import (
     SPARKSTORM_IDLE_TIMEOUT_SECS,
     SPARKSTORM_SIMULATED_TIME,
     SPARKSTORM_SPARK_MODE,
+    TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS,
     resolve,
 )
 from sparkstorm.control.clock import SimulatedClock, WallClock
@@ -45,6 +47,7 @@ from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import DEFAULT_STREAM_ID, OutputFieldsDeclarer
 from sparkstorm.topology.fields import Fields
 from sparkstorm.topology.storm_time import simulate
+from sparkstorm.trident import driving
 
 __all__ = ["FeederSpout", "LocalCluster"]
 
@@ -219,6 +222,19 @@ class LocalCluster:
             SimulatedClock() if simulated_time else WallClock()
         )
         self._topologies: dict[str, TopologyRuntime | ContinuousRuntime] = {}
+        driving.register(self._run_until)  # Trident's feed() and LocalDRPC wait through it
+
+    def _run_until(self, condition: Callable[[], bool], timeout: float) -> None:
+        """Run the topologies until ``condition()`` holds (a Trident feed or DRPC call)."""
+        deadline = time.monotonic() + timeout
+        while not condition():
+            runtimes = [rt for rt in self._topologies.values() if not rt.killed]
+            if not runtimes or time.monotonic() > deadline:
+                busy = "; ".join(f"{rt.name!r}: {rt.busy_with()}" for rt in runtimes)
+                msg = f"waited {timeout} s in vain ({busy or 'no topology is running'})"
+                raise IdleTimeoutError(msg)
+            for rt in runtimes:
+                rt.step()
 
     def submit_topology(
         self,
@@ -238,6 +254,7 @@ class LocalCluster:
             raise ValueError(msg)
         if isinstance(self._clock, SimulatedClock):  # tasks read it through Time
             conf = {**(conf or {}), SPARKSTORM_SIMULATED_TIME: True}
+        conf = {TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS: 50, **(conf or {})}  # as Storm's
         resolved = resolve(conf)
         mode = self._mode or resolved[SPARKSTORM_SPARK_MODE]
         if self._engine_name == "spark" and mode == "continuous":
@@ -340,6 +357,7 @@ class LocalCluster:
         for name in list(self._topologies):
             self.kill_topology(name)
         simulate(None)
+        driving.unregister(self._run_until)
 
     def __enter__(self) -> LocalCluster:
         return self

@@ -57,6 +57,13 @@ class TopologyContext:
         """The fields that ``component_id`` declared for ``stream_id``."""
         return self._topology.components[component_id].streams[stream_id].fields
 
+    def get_topology_conf(self) -> dict[str, Any]:
+        """The topology's configuration, without this component's own overrides.
+
+        .. versionadded:: 0.3.0
+        """
+        return dict(self._topology.conf)
+
     def get_this_output_fields(self, stream_id: str = "default") -> Fields:
         """The fields this component declared for ``stream_id``."""
         return self.get_component_output_fields(self.get_this_component_id(), stream_id)

@@ -5,6 +5,8 @@ Examples
 >>> from sparkstorm.trident import Count, MemoryMapState
 """
 
+from sparkstorm.trident.coordinator import BatchFailedTooOften
+from sparkstorm.trident.drpc import DRPCExecutionError, LocalDRPC
 from sparkstorm.trident.operations import (
     BaseAggregator,
     BaseFilter,
@@ -25,7 +27,14 @@ from sparkstorm.trident.operations import (
     Sum,
     TupleCollectionGet,
 )
+from sparkstorm.trident.spouts import (
+    FeederBatchSpout,
+    FeederCommitterBatchSpout,
+    FixedBatchSpout,
+    IBatchSpout,
+)
 from sparkstorm.trident.state import MemoryMapState
+from sparkstorm.trident.stream import GroupedStream, Stream, TridentState, TridentTopology
 from sparkstorm.trident.tuple import TridentCollector, TridentTuple
 
 __all__ = [
@@ -34,20 +43,31 @@ __all__ = [
     "BaseFunction",
     "BaseQueryFunction",
     "BaseStateUpdater",
+    "BatchFailedTooOften",
     "CombinerAggregator",
     "CombinerValueUpdater",
     "Count",
+    "DRPCExecutionError",
     "Debug",
     "Equals",
+    "FeederBatchSpout",
+    "FeederCommitterBatchSpout",
     "FilterNull",
     "FirstN",
+    "FixedBatchSpout",
+    "GroupedStream",
+    "IBatchSpout",
+    "LocalDRPC",
     "MapGet",
     "MemoryMapState",
     "Negate",
     "ReducerAggregator",
     "SnapshotGet",
+    "Stream",
     "Sum",
     "TridentCollector",
+    "TridentState",
+    "TridentTopology",
     "TridentTuple",
     "TupleCollectionGet",
 ]

@@ -1,0 +1,286 @@
+"""``Coordinator``: the spout that runs a Trident topology's batches.
+
+It is Storm's master batch coordinator, with the batch spouts and DRPC requests it emits.
+
+Batch ``txid`` goes through two phases, each one tree the acker tracks:
+
+1. *processing*: the coordinator asks every batch spout for the batch's tuples and sends
+   one message to every task of the bolts they feed. The batch is processed once every
+   message's tree completed.
+2. *commit*: strictly in txid order, once batch ``txid - 1`` committed, one commit tuple
+   goes to every task holding a state; each writes its partition and acks. Then the
+   spouts are told (``ack(txid)``).
+
+Up to ``topology.max.spout.pending`` batches are in flight at once. A failed or
+timed-out tree replays its batch and every later one in flight, under the same txids
+and the next attempt. A batch in which no spout emitted anything is committed here at
+once (no state has anything to write); dry spouts are asked again after
+``topology.trident.batch.emit.interval.millis``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from sparkstorm._types import counts_as_attempt
+from sparkstorm.config import (
+    SPARKSTORM_TRIDENT_MAX_ATTEMPTS,
+    TOPOLOGY_ACKER_EXECUTORS,
+    TOPOLOGY_MAX_SPOUT_PENDING,
+    TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS,
+)
+from sparkstorm.errors import SparkStormError
+from sparkstorm.topology.components import Spout
+from sparkstorm.topology.declarers import OutputFieldsDeclarer
+from sparkstorm.trident.nodes import TX, Row
+from sparkstorm.trident.tuple import TridentCollector
+from sparkstorm.trident.wiring import (
+    COMMIT_FIELDS,
+    COMMIT_STREAM,
+    SHARE_FIELDS,
+    BatchKey,
+    Edge,
+    deal,
+)
+
+PROCESSING, PROCESSED, COMMITTING = "processing", "processed", "committing"
+DRPC_POLL_SECS = 0.002
+"""How often the DRPC servers are asked for requests (a call to another process)."""
+
+
+class BatchFailedTooOften(SparkStormError):
+    """A batch failed ``sparkstorm.trident.max.attempts`` times: the topology stops.
+
+    .. versionadded:: 0.3.0
+    """
+
+
+@dataclass
+class _Batch:
+    txid: int
+    attempt: int = 0
+    state: str = PROCESSING
+    outstanding: int = 0
+    empty: bool = False
+    sent: bool = False
+    failures: int = 0
+
+
+class Coordinator(Spout):
+    """Emits the batches of every Trident spout and DRPC function of one topology."""
+
+    def __init__(
+        self,
+        spouts: dict[str, Any],
+        spout_edges: dict[str, list[Edge]],
+        drpc: dict[str, Any],
+        drpc_edges: dict[str, list[Edge]],
+        committers: bool,
+    ) -> None:
+        self.spouts = spouts
+        self.spout_edges = spout_edges
+        self.drpc = drpc
+        self.drpc_edges = drpc_edges
+        self.committers = committers
+
+    def declare_output_fields(self, declarer: OutputFieldsDeclarer) -> None:
+        """One direct stream per edge out, and the commit stream."""
+        for edges in [*self.spout_edges.values(), *self.drpc_edges.values()]:
+            for edge in edges:
+                declarer.declare(SHARE_FIELDS, edge.stream, direct=True)
+        declarer.declare(COMMIT_FIELDS, COMMIT_STREAM)
+
+    def get_component_configuration(self) -> dict[str, Any]:
+        """Every message of a batch is a tracked tree: the coordinator keeps its own limit."""
+        return {TOPOLOGY_MAX_SPOUT_PENDING: None}
+
+    def open(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
+        """Open the batch spouts; read the limits."""
+        if not conf[TOPOLOGY_ACKER_EXECUTORS]:
+            msg = (
+                "a Trident topology needs ackers to know when a batch is processed: "
+                "set topology.acker.executors to 1 or more"
+            )
+            raise ValueError(msg)
+        self.collector = collector
+        self.max_pending = context.get_topology_conf().get(TOPOLOGY_MAX_SPOUT_PENDING) or 1
+        self.interval = conf[TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS] / 1000
+        self.max_attempts = conf[SPARKSTORM_TRIDENT_MAX_ATTEMPTS]
+        self.targets = {
+            e.edge_id: context.get_component_tasks(e.to_component)
+            for edges in [*self.spout_edges.values(), *self.drpc_edges.values()]
+            for e in edges
+        }
+        self.batches: dict[int, _Batch] = {}
+        self.committed = 0
+        self.next_txid = 1
+        self.dry_until = 0.0
+        self.turn = 0
+        self.halted: str | None = None
+        self.drpc_polled = 0.0
+        self.requests: dict[int, tuple[str, int]] = {}
+        """DRPC request id -> (function, messages outstanding)."""
+        for spout in self.spouts.values():
+            spout.open(conf, context)
+
+    def close(self) -> None:
+        """Close the batch spouts."""
+        for spout in self.spouts.values():
+            spout.close()
+
+    def next_tuple(self) -> None:
+        """Commit what may commit, replay what failed, start new batches and requests."""
+        if self.halted is None:  # a stopped topology commits nothing, and still answers queries
+            self._sync()
+        now = time.monotonic()
+        if self.drpc and now >= self.drpc_polled + DRPC_POLL_SECS:
+            self.drpc_polled = now
+            for function, server in self.drpc.items():
+                if server is not None:
+                    for request, args in server.take(function):
+                        self._request(function, request, args)
+
+    # -- batches ---------------------------------------------------------------------
+    def _sync(self) -> None:
+        self._commit_ready()
+        for batch in sorted(self.batches.values(), key=lambda b: b.txid):
+            if not batch.sent:
+                self._emit(batch)
+        while len(self.batches) < self.max_pending and time.monotonic() >= self.dry_until:
+            batch = self.batches[self.next_txid] = _Batch(self.next_txid)
+            self.next_txid += 1
+            self._emit(batch)
+            if batch.empty:  # the spouts are dry: ask again after the interval
+                self.dry_until = time.monotonic() + self.interval
+                self._commit_ready()
+                break
+
+    def _commit_ready(self) -> None:
+        """Commit the next batch in txid order if it is processed (at once if empty)."""
+        while (batch := self.batches.get(self.committed + 1)) and batch.state == PROCESSED:
+            if batch.empty or not self.committers:
+                self._committed(batch.txid)
+                continue
+            batch.state = COMMITTING
+            batch.outstanding = 1
+            key: BatchKey = (TX, batch.txid, batch.attempt, True)
+            self.collector.emit([(batch.txid, batch.attempt)], (key, 0), COMMIT_STREAM)
+            return
+
+    def _emit(self, batch: _Batch) -> None:
+        """Ask the spouts for the batch's tuples and send them."""
+        batch.sent = True
+        rows: dict[str, list[Row]] = {}
+        for tx_id, spout in self.spouts.items():
+            collector = TridentCollector()
+            spout.emit_batch(batch.txid, collector)
+            rows[tx_id] = collector.emitted
+        if batch.attempt == 0 and not any(rows.values()):
+            batch.empty = True
+            batch.state = PROCESSED
+            return
+        key: BatchKey = (TX, batch.txid, batch.attempt, False)
+        batch.outstanding = self._send(key, [(self.spout_edges[t], r) for t, r in rows.items()])
+        if batch.outstanding == 0:
+            batch.state = PROCESSED
+
+    def _send(self, key: BatchKey, what: list[tuple[list[Edge], list[Row]]]) -> int:
+        sent = 0
+        self.turn += 1
+        for edges, rows in what:
+            for edge in edges:
+                targets = self.targets[edge.edge_id]
+                shares = deal(rows, edge.partitioning, len(targets), key[1], self.turn)
+                for task, share in zip(targets, shares, strict=True):
+                    self.collector.emit_direct(task, [key, share], (key, sent), edge.stream)
+                    sent += 1
+        return sent
+
+    def _committed(self, txid: int) -> None:
+        self.committed = txid
+        del self.batches[txid]
+        for spout in self.spouts.values():
+            commit = getattr(spout, "commit", None)
+            if commit is not None:
+                commit(txid)
+            spout.ack(txid)
+
+    def ack(self, msg_id: Any) -> None:
+        """A message's tree completed: its batch may be processed, or committed."""
+        key: BatchKey = msg_id[0]
+        if isinstance(key[0], tuple):  # a DRPC request's message
+            self._request_done(key[1])
+            return
+        _, txid, attempt, commit_phase = key
+        batch = self.batches.get(txid)
+        if batch is None or batch.attempt != attempt:
+            return  # an older attempt's
+        batch.outstanding -= 1
+        if batch.outstanding > 0:
+            return
+        if commit_phase:
+            self._committed(txid)
+        else:
+            batch.state = PROCESSED
+        self._sync()
+
+    def fail(self, msg_id: Any, reason: Any = None) -> None:
+        """A message's tree failed: its batch, and every later one in flight, are replayed."""
+        key: BatchKey = msg_id[0]
+        if isinstance(key[0], tuple):
+            self._request_failed(key[1], reason)
+            return
+        _, txid, attempt, _ = key
+        batch = self.batches.get(txid)
+        if batch is None or batch.attempt != attempt or self.halted is not None:
+            return
+        if counts_as_attempt(reason):
+            batch.failures += 1
+            if batch.failures >= self.max_attempts:
+                self._halt(txid, batch.failures, reason)
+                return
+        for later in self.batches.values():
+            if later.txid >= txid:
+                later.attempt += 1
+                later.state = PROCESSING
+                later.sent = False
+                later.outstanding = 0
+        self._sync()
+
+    def _halt(self, txid: int, failures: int, reason: Any) -> None:
+        """A batch failed too often: stop here, saying why, before anything after it commits."""
+        self.halted = (
+            f"Trident batch {txid} failed {failures} times "
+            f"(sparkstorm.trident.max.attempts); the last failure: {reason}. Nothing after "
+            f"it was committed; a restart resumes from it"
+        )
+        self.collector.report_error(BatchFailedTooOften(self.halted))
+        for spout in self.spouts.values():
+            halt = getattr(spout, "halt", None)
+            if halt is not None:
+                halt(self.halted)
+
+    # -- DRPC ------------------------------------------------------------------------
+    def _request(self, function: str, request: int, args: str) -> None:
+        key: BatchKey = (("drpc", function), request, 0, False)
+        sent = self._send(key, [(self.drpc_edges[function], [[args]])])
+        self.requests[request] = (function, sent)
+        if sent == 0:
+            self._request_done(request)
+
+    def _request_done(self, request: int) -> None:
+        entry = self.requests.get(request)
+        if entry is None:
+            return
+        function, outstanding = entry
+        if outstanding > 1:
+            self.requests[request] = (function, outstanding - 1)
+            return
+        del self.requests[request]
+
+    def _request_failed(self, request: int, reason: Any) -> None:
+        entry = self.requests.pop(request, None)
+        if entry is not None and self.drpc[entry[0]] is not None:
+            self.drpc[entry[0]].fail(request, f"its batch failed ({reason})")

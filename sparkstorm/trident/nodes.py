@@ -1,0 +1,488 @@
+"""The nodes of a Trident topology's graph, and what each does to a batch.
+
+Every node runs over a whole batch partition at a time: a list of rows (lists of values,
+in the node's input fields' order) in, a list of rows out. Aggregations therefore see
+every tuple of the partition together, and a combiner is pre-aggregated before a
+repartition, so that one partial result per group crosses the network, not one tuple.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from typing_extensions import override
+
+from sparkstorm.topology.fields import Fields
+from sparkstorm.trident.operations import (
+    BaseAggregator,
+    BaseFilter,
+    BaseFunction,
+    BaseQueryFunction,
+    BaseStateUpdater,
+    CombinerAggregator,
+    CombinerValueUpdater,
+    Operation,
+    ReducerAggregator,
+)
+from sparkstorm.trident.state.base import (
+    MapState,
+    Snapshottable,
+    State,
+    StateFactory,
+    ValueUpdater,
+)
+from sparkstorm.trident.tuple import TridentCollector, TridentTuple
+
+Row = list[Any]
+
+TX = "tx"
+"""The batch source of every Trident spout: one txid sequence for them all."""
+
+SHUFFLE, FIELDS, GLOBAL, BATCH_GLOBAL, BROADCAST = (
+    "shuffle",
+    "fields",
+    "global",
+    "batch_global",
+    "broadcast",
+)
+
+
+@dataclass(frozen=True)
+class Partitioning:
+    """How a node's rows are dealt to the tasks of the next bolt."""
+
+    kind: str
+    indexes: tuple[int, ...] = ()
+
+
+@dataclass
+class BatchInfo:
+    """Which batch a node runs over, and where."""
+
+    source: Any
+    txid: int
+    attempt: int
+    task_index: int
+    num_tasks: int
+
+    @property
+    def batch_id(self) -> Any:
+        """The id operations see: the txid of a spout batch, else the request's."""
+        return self.txid
+
+    def is_global_target(self) -> bool:
+        """Whether this task is the one a batch-global step of this batch runs on."""
+        return batch_global_index(self.txid, self.num_tasks) == self.task_index
+
+
+def batch_global_index(txid: int, num_tasks: int) -> int:
+    """The task (by index) that a batch-global repartition sends batch ``txid`` to."""
+    return zlib.crc32(str(txid).encode()) % num_tasks
+
+
+@dataclass(eq=False)
+class Node:
+    """One operation of the graph; its output ``fields`` are known when it is declared."""
+
+    fields: Fields
+    parents: list[Node] = field(default_factory=list)
+    partitionings: list[Partitioning | None] = field(default_factory=list)
+    """How rows reach this node from each parent; set where it starts a new bolt."""
+    label: str = ""
+    parallelism: int | None = None
+    commit_phase: bool = False
+    """Runs when its batch commits (a persist, and what follows ``new_values_stream``)."""
+    sources: frozenset[Any] = frozenset()
+    node_id: int = -1
+    operations: tuple[Operation, ...] = ()
+    folded: bool = False
+    """A repartition that a state query took over: nothing runs it unless it has children."""
+
+    def __post_init__(self) -> None:
+        if not self.partitionings:
+            self.partitionings = [None] * len(self.parents)
+        if not self.sources:
+            self.sources = frozenset().union(*(p.sources for p in self.parents))
+        if not self.commit_phase:
+            self.commit_phase = any(p.commit_phase for p in self.parents)
+
+    def partition(self, partitioning: Partitioning) -> Node:
+        """The node, its rows reaching it through ``partitioning`` from every parent."""
+        self.partitionings = [partitioning] * len(self.parents)
+        return self
+
+    def open(self, conf: dict[str, Any], context: Any, index: int, num: int) -> None:
+        """Prepare the node's operations in the task that runs it."""
+        for op in self.operations:
+            op.prepare(conf, context)
+
+    def close(self) -> None:
+        """Clean up the node's operations."""
+        for op in self.operations:
+            op.cleanup()
+
+    def run(self, batch: BatchInfo, inputs: list[list[Row]], task: Any) -> list[Row]:
+        """The node's output rows for one batch partition (one input list per parent)."""
+        return [row for rows in inputs for row in rows]
+
+
+class SourceNode(Node):
+    """A spout's stream or a DRPC function's: its rows come from the coordinator."""
+
+    def __init__(self, fields: Fields, source: Any, label: str) -> None:
+        super().__init__(fields, label=label, sources=frozenset([source]))
+
+
+class MergeNode(Node):
+    """``merge(*streams)``, and a user's repartition: the rows as they come."""
+
+
+def _projector(parent: Fields, selector: Fields) -> Callable[[Row], TridentTuple]:
+    indexes = [parent.index(name) for name in selector]
+    return lambda row: TridentTuple(selector, [row[i] for i in indexes])
+
+
+class EachNode(Node):
+    """``each(in_fields, function, out_fields)``: what the function emits, appended."""
+
+    def __init__(self, parent: Node, in_fields: Fields, fn: BaseFunction, out: Fields) -> None:
+        super().__init__(Fields([*parent.fields, *out]), [parent], operations=(fn,))
+        self.project = _projector(parent.fields, in_fields)
+        self.fn = fn
+        self.width = len(out)
+
+    @override
+    def run(self, batch: BatchInfo, inputs: list[list[Row]], task: Any) -> list[Row]:
+        collector = TridentCollector()
+        out: list[Row] = []
+        execute, project, emitted = self.fn.execute, self.project, collector.emitted
+        for row in inputs[0]:
+            execute(project(row), collector)
+            if emitted:
+                for values in emitted:
+                    _check_width(values, self.width, self)
+                    out.append(row + values)
+                emitted.clear()
+        task.report_errors(collector.errors)
+        return out
+
+
+def _check_width(values: Row, width: int, node: Node) -> None:
+    if len(values) != width:
+        msg = (
+            f"{node.label} emitted {len(values)} value(s), {values!r}, for "
+            f"{width} output field(s): emit one value per output field"
+        )
+        raise ValueError(msg)
+
+
+class FilterNode(Node):
+    """``each(in_fields, filter)`` or ``filter(filter)``: the rows it keeps."""
+
+    def __init__(self, parent: Node, in_fields: Fields, keep: BaseFilter) -> None:
+        super().__init__(parent.fields, [parent], operations=(keep,))
+        self.project = _projector(parent.fields, in_fields)
+        self.keep = keep
+
+    @override
+    def run(self, batch: BatchInfo, inputs: list[list[Row]], task: Any) -> list[Row]:
+        is_keep, project = self.keep.is_keep, self.project
+        return [row for row in inputs[0] if is_keep(project(row))]
+
+
+def _call(fn: Any, name: str) -> Callable[..., Any]:
+    """A user's function object's method ``name``, or the function itself."""
+    method = getattr(fn, name, None)
+    return method if callable(method) else fn  # type: ignore[no-any-return]
+
+
+class MapNode(Node):
+    """``map``, ``flat_map`` and ``peek``: a function of the whole tuple."""
+
+    def __init__(self, parent: Node, fn: Any, out: Fields | None, kind: str) -> None:
+        ops = (fn,) if isinstance(fn, Operation) else ()
+        super().__init__(out if out is not None else parent.fields, [parent], operations=ops)
+        self.call = _call(fn, "execute" if kind != "peek" else "accept")
+        self.kind = kind
+        self.parent_fields = parent.fields
+
+    @override
+    def run(self, batch: BatchInfo, inputs: list[list[Row]], task: Any) -> list[Row]:
+        call, fields = self.call, self.parent_fields
+        if self.kind == "peek":
+            for row in inputs[0]:
+                call(TridentTuple(fields, row))
+            return inputs[0]
+        if self.kind == "map":
+            return [list(call(TridentTuple(fields, row))) for row in inputs[0]]
+        return [list(v) for row in inputs[0] for v in call(TridentTuple(fields, row))]
+
+
+class ProjectNode(Node):
+    """``project(fields)``: only those fields, in that order."""
+
+    def __init__(self, parent: Node, keep: Fields) -> None:
+        super().__init__(keep, [parent])
+        self.indexes = [parent.fields.index(name) for name in keep]
+
+    @override
+    def run(self, batch: BatchInfo, inputs: list[list[Row]], task: Any) -> list[Row]:
+        indexes = self.indexes
+        return [[row[i] for i in indexes] for row in inputs[0]]
+
+
+class AggregateNode(Node):
+    """One step of an aggregation over a batch partition, by group or over all of it.
+
+    ``stage`` is ``partial`` (a combiner's init and combine before a repartition),
+    ``final`` (combining partial results after it) or ``full`` (every tuple of the group
+    here: a reducer's fold, or an aggregator's init, aggregate and complete). Where
+    ``everywhere`` is false, an ungrouped result is emitted only by the batch's global
+    task (so that an empty batch still yields ``zero()``, once).
+    """
+
+    def __init__(
+        self,
+        parent: Node,
+        agg: Operation,
+        in_fields: Fields | None,
+        group: Fields,
+        out: Fields,
+        stage: str,
+        everywhere: bool,
+    ) -> None:
+        super().__init__(Fields([*group, *out]), [parent], operations=(agg,))
+        self.agg = agg
+        self.stage = stage
+        self.everywhere = everywhere
+        self.group_indexes = [parent.fields.index(name) for name in group]
+        self.width = len(out)
+        self.in_fields = in_fields if in_fields is not None else parent.fields
+        self.project = _projector(parent.fields, self.in_fields)
+        if stage == "final":
+            self.project = _projector(parent.fields, Fields(parent.fields[-1]))
+
+    def _groups(self, rows: list[Row]) -> dict[tuple[Any, ...], list[Row]]:
+        groups: dict[tuple[Any, ...], list[Row]] = {}
+        g = self.group_indexes
+        for row in rows:
+            groups.setdefault(tuple(row[i] for i in g), []).append(row)
+        return groups
+
+    @override
+    def run(self, batch: BatchInfo, inputs: list[list[Row]], task: Any) -> list[Row]:
+        rows = inputs[0]
+        if not self.group_indexes:
+            if not self.everywhere and not batch.is_global_target():
+                return []
+            if self.stage == "partial" and not rows:
+                return []
+            return [list(values) for values in self._aggregate(batch, rows)]
+        out: list[Row] = []
+        for key, members in self._groups(rows).items():
+            out.extend([*key, *values] for values in self._aggregate(batch, members))
+        return out
+
+    def _aggregate(self, batch: BatchInfo, rows: list[Row]) -> Iterable[Row]:
+        agg, project = self.agg, self.project
+        if isinstance(agg, CombinerAggregator):
+            if self.stage == "final":
+                partials = [row[-1] for row in rows]
+                if not partials:
+                    return [[agg.zero()]]
+            else:
+                partials = [agg.init(project(row)) for row in rows]
+            acc = partials[0] if partials else agg.zero()
+            for value in partials[1:]:
+                acc = agg.combine(acc, value)
+            return [[acc]]
+        if isinstance(agg, ReducerAggregator):
+            state = agg.init()
+            for row in rows:
+                state = agg.reduce(state, project(row))
+            return [[state]]
+        assert isinstance(agg, BaseAggregator)
+        collector = TridentCollector()
+        state = agg.init(batch.batch_id, collector)
+        for row in rows:
+            agg.aggregate(state, project(row), collector)
+        agg.complete(state, collector)
+        for values in collector.emitted:
+            _check_width(values, self.width, self)
+        return collector.emitted
+
+
+class JoinNode(Node):
+    """``join``: the pairs of the two streams' rows whose join fields are equal, in a batch."""
+
+    def __init__(
+        self, left: Node, left_on: Fields, right: Node, right_on: Fields, out: Fields
+    ) -> None:
+        super().__init__(out, [left, right])
+        self.left_keys = [left.fields.index(n) for n in left_on]
+        self.right_keys = [right.fields.index(n) for n in right_on]
+        self.left_rest = [i for i in range(len(left.fields)) if i not in self.left_keys]
+        self.right_rest = [i for i in range(len(right.fields)) if i not in self.right_keys]
+
+    @override
+    def run(self, batch: BatchInfo, inputs: list[list[Row]], task: Any) -> list[Row]:
+        right: dict[tuple[Any, ...], list[Row]] = {}
+        for row in inputs[1]:
+            right.setdefault(tuple(row[i] for i in self.right_keys), []).append(row)
+        out: list[Row] = []
+        for row in inputs[0]:
+            key = tuple(row[i] for i in self.left_keys)
+            for other in right.get(key, ()):
+                out.append(
+                    [*key, *(row[i] for i in self.left_rest), *(other[i] for i in self.right_rest)]
+                )
+        return out
+
+
+class PersistNode(Node):
+    """Writes its rows into a state in the batch's commit phase; emits the new values.
+
+    ``kind`` says what the rows are and how they are written: ``combiner`` rows are
+    ``[*group, partial]`` (one multi_update per batch partition), ``reducer`` rows are
+    whole tuples folded per group, ``user`` rows go to a :class:`BaseStateUpdater`.
+    """
+
+    def __init__(
+        self,
+        parent: Node,
+        factory: StateFactory,
+        kind: str,
+        agg: Operation,
+        group: Fields,
+        in_fields: Fields,
+        out: Fields,
+    ) -> None:
+        fields = Fields([*group, *out]) if kind != "user" else out
+        super().__init__(fields, [parent], operations=(agg,))
+        self.commit_phase = True
+        self.buffered = not parent.commit_phase
+        """Its input comes in the batch's processing phase and waits for the commit."""
+        self.factory = factory
+        self.kind = kind
+        self.agg = agg
+        self.group_indexes = [parent.fields.index(name) for name in group]
+        self.project = _projector(parent.fields, in_fields)
+        self.state_attr = f"state_{id(self)}"
+
+    @override
+    def open(self, conf: dict[str, Any], context: Any, index: int, num: int) -> None:
+        super().open(conf, context, index, num)
+        self.state = self.factory.make_state(conf, None, index, num)
+
+    def write(self, txid: int | None, rows: list[Row], task: Any) -> list[Row]:
+        """Apply one batch partition's rows to the state; the new values."""
+        if not rows:
+            return []
+        state = self.state
+        state.begin_commit(txid)
+        out = self._update(state, rows, task)
+        state.commit(txid)
+        return out
+
+    def _update(self, state: State, rows: list[Row], task: Any) -> list[Row]:
+        agg, g = self.agg, self.group_indexes
+        if self.kind == "user":
+            assert isinstance(agg, BaseStateUpdater)
+            collector = TridentCollector()
+            agg.update_state(state, [self.project(row) for row in rows], collector)
+            task.report_errors(collector.errors)
+            return collector.emitted
+        updaters: dict[tuple[Any, ...], ValueUpdater[Any]]
+        if isinstance(agg, CombinerAggregator):
+            partials: dict[tuple[Any, ...], Any] = {}
+            for row in rows:
+                key = tuple(row[i] for i in g)
+                partials[key] = agg.combine(partials[key], row[-1]) if key in partials else row[-1]
+            updaters = {k: CombinerValueUpdater(agg, v) for k, v in partials.items()}
+        else:
+            assert isinstance(agg, ReducerAggregator)
+            groups: dict[tuple[Any, ...], list[TridentTuple]] = {}
+            for row in rows:
+                groups.setdefault(tuple(row[i] for i in g), []).append(self.project(row))
+            updaters = {k: _ReducerValueUpdater(agg, v) for k, v in groups.items()}
+        if not g:
+            if not isinstance(state, Snapshottable):
+                msg = f"{self.label}: a global persistent aggregate needs a snapshottable state"
+                raise TypeError(msg)
+            return [[state.update(updaters[()])]]
+        if not isinstance(state, MapState):
+            msg = f"{self.label}: a grouped persistent aggregate needs a MapState"
+            raise TypeError(msg)
+        keys = list(updaters)
+        values = state.multi_update([list(k) for k in keys], list(updaters.values()))
+        return [[*k, v] for k, v in zip(keys, values, strict=True)]
+
+
+class _ReducerValueUpdater(ValueUpdater[Any]):
+    """Folds a batch's tuples of one group into the stored value (Storm's updater)."""
+
+    def __init__(self, agg: ReducerAggregator[Any], tuples: list[TridentTuple]) -> None:
+        self.agg = agg
+        self.tuples = tuples
+
+    @override
+    def update(self, stored: Any) -> Any:
+        value = self.agg.init() if stored is None else stored
+        for tup in self.tuples:
+            value = self.agg.reduce(value, tup)
+        return value
+
+
+class StaticStateNode(Node):
+    """``new_static_state(factory)``: a state made in each task that queries it."""
+
+    def __init__(self, factory: StateFactory) -> None:
+        super().__init__(Fields())
+        self.factory = factory
+
+
+class StateQueryNode(Node):
+    """``state_query``: each tuple's result from the state, read for the batch at once."""
+
+    def __init__(
+        self,
+        parent: Node,
+        state: PersistNode | StaticStateNode,
+        in_fields: Fields,
+        fn: BaseQueryFunction[Any],
+        out: Fields,
+    ) -> None:
+        super().__init__(Fields([*parent.fields, *out]), [parent], operations=(fn,))
+        self.state_node = state
+        self.fn = fn
+        self.project = _projector(parent.fields, in_fields)
+        self.width = len(out)
+
+    @override
+    def open(self, conf: dict[str, Any], context: Any, index: int, num: int) -> None:
+        super().open(conf, context, index, num)
+        if isinstance(self.state_node, StaticStateNode):
+            self.static = self.state_node.factory.make_state(conf, None, index, num)
+
+    @override
+    def run(self, batch: BatchInfo, inputs: list[list[Row]], task: Any) -> list[Row]:
+        rows = inputs[0]
+        if not rows:
+            return []
+        state = self.static if isinstance(self.state_node, StaticStateNode) else None
+        if state is None:
+            state = self.state_node.state  # type: ignore[union-attr]
+        tuples = [self.project(row) for row in rows]
+        results = self.fn.batch_retrieve(state, tuples)
+        collector = TridentCollector()
+        out: list[Row] = []
+        for row, tup, result in zip(rows, tuples, results, strict=True):
+            self.fn.execute(tup, result, collector)
+            for values in collector.take():
+                _check_width(values, self.width, self)
+                out.append(row + values)
+        task.report_errors(collector.errors)
+        return out

@@ -1,0 +1,189 @@
+"""Compiles a Trident topology into core spouts and bolts, as Storm does.
+
+Nodes are put into groups, each run by one :class:`TridentBolt`: a node joins its
+parent's group unless its rows must be dealt anew (a repartition, an aggregation's
+second step, a persist), it has parents in other groups, or it follows a spout. A state
+query joins the group of the state it reads, where the state's partitions live. Every
+Trident spout and DRPC function is run by one :class:`Coordinator` spout. Each edge
+between groups is a direct stream (see ``trident/wiring.py``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from typing_extensions import override
+
+from sparkstorm.errors import InvalidTopologyError
+from sparkstorm.topology.builder import Topology, TopologyBuilder
+from sparkstorm.topology.fields import Fields
+from sparkstorm.trident.bolt import TridentBolt
+from sparkstorm.trident.coordinator import Coordinator
+from sparkstorm.trident.nodes import (
+    GLOBAL,
+    SHUFFLE,
+    BatchInfo,
+    Node,
+    Partitioning,
+    PersistNode,
+    Row,
+    SourceNode,
+    StateQueryNode,
+    StaticStateNode,
+)
+from sparkstorm.trident.wiring import COMMIT_STREAM, Edge
+
+if TYPE_CHECKING:
+    from sparkstorm.trident.stream import TridentTopology
+
+COORDINATOR = "trident-coordinator"
+
+
+class ReturnNode(Node):
+    """Where a DRPC function's stream ends: its rows are the request's answer."""
+
+    def __init__(self, leaves: list[Node], server: Any, function: str) -> None:
+        super().__init__(Fields(), list(leaves))
+        self.partition(Partitioning(GLOBAL))
+        self.server = server
+        self.label = f"drpc-return-{function}"
+
+    @override
+    def run(self, batch: BatchInfo, inputs: list[list[Row]], task: Any) -> list[Row]:
+        if self.server is not None:
+            self.server.respond(batch.txid, [row for rows in inputs for row in rows])
+        return []
+
+
+def plan(topology: TridentTopology) -> Topology:
+    """The core topology that runs ``topology``."""
+    nodes = list(topology.nodes)
+    children: dict[int, list[Node]] = {n.node_id: [] for n in nodes}
+    for node in nodes:
+        for parent in node.parents:
+            children[parent.node_id].append(node)
+    nodes = [n for n in nodes if not (n.folded and not children[n.node_id])]
+    for function, server in topology.drpc.items():
+        source = ("drpc", function)
+        leaves = [
+            n for n in nodes if source in n.sources and not children[n.node_id] and not n.folded
+        ]
+        ret = ReturnNode(leaves, server, function)
+        ret.node_id = len(topology.nodes) + len(nodes)
+        nodes.append(ret)
+    for node in nodes:
+        _check(node)
+
+    group_of: dict[int, int] = {}
+    groups: list[list[Node]] = []
+    for node in nodes:
+        if isinstance(node, SourceNode):
+            group_of[node.node_id] = -1
+        elif isinstance(node, StaticStateNode):
+            continue
+        elif isinstance(node, StateQueryNode) and isinstance(node.state_node, PersistNode):
+            group = group_of[node.state_node.node_id]
+            group_of[node.node_id] = group
+            groups[group].append(node)
+        elif _starts_group(node, group_of):
+            group_of[node.node_id] = len(groups)
+            groups.append([node])
+        else:
+            group = group_of[node.parents[0].node_id]
+            group_of[node.node_id] = group
+            groups[group].append(node)
+
+    def component(group: int) -> str:
+        return COORDINATOR if group < 0 else f"b-{group}"
+
+    edges: list[Edge] = []
+    for node in nodes:
+        if node.node_id not in group_of or group_of[node.node_id] < 0:
+            continue
+        for slot, parent in enumerate(node.parents):
+            if group_of[parent.node_id] == group_of[node.node_id]:
+                continue
+            edges.append(
+                Edge(
+                    edge_id=len(edges),
+                    node=parent.node_id,
+                    child=node.node_id,
+                    slot=slot,
+                    from_component=component(group_of[parent.node_id]),
+                    to_component=component(group_of[node.node_id]),
+                    partitioning=node.partitionings[slot] or Partitioning(SHUFFLE),
+                    sources=parent.sources,
+                    commit_phase=parent.commit_phase,
+                )
+            )
+    parallelism = [max(n.parallelism or 1 for n in group) for group in groups]
+
+    builder = TopologyBuilder()
+    by_node = {n.node_id: n for n in nodes}
+    spout_edges: dict[str, list[Edge]] = {tx: [] for tx in topology.spouts}
+    drpc_edges: dict[str, list[Edge]] = {f: [] for f in topology.drpc}
+    for edge in edges:
+        origin = by_node[edge.node]
+        if isinstance(origin, SourceNode):
+            tx_id = getattr(origin, "spout_tx_id", None)
+            if tx_id is not None:
+                spout_edges[tx_id].append(edge)
+            else:
+                drpc_edges[origin.label].append(edge)
+    committers = [i for i, group in enumerate(groups) if any(_buffered(n) for n in group)]
+    coordinator = Coordinator(
+        topology.spouts, spout_edges, topology.drpc, drpc_edges, bool(committers)
+    )
+    builder.set_spout(COORDINATOR, coordinator)
+    for i, members in enumerate(groups):
+        inputs = [e for e in edges if e.to_component == component(i)]
+        outputs = [e for e in edges if e.from_component == component(i)]
+        expected: dict[Any, int] = {}
+        for edge in inputs:
+            upstream = (
+                1
+                if edge.from_component == COORDINATOR
+                else parallelism[int(edge.from_component[2:])]
+            )
+            for source in edge.sources:
+                key = (source, edge.commit_phase)
+                expected[key] = expected.get(key, 0) + upstream
+        declarer = builder.set_bolt(
+            component(i), TridentBolt(members, inputs, outputs, expected), parallelism[i]
+        )
+        for edge in inputs:
+            declarer.direct_grouping(edge.from_component, edge.stream)
+        if i in committers:
+            declarer.all_grouping(COORDINATOR, COMMIT_STREAM)
+    return builder.create_topology()
+
+
+def _buffered(node: Node) -> bool:
+    return isinstance(node, PersistNode) and node.buffered
+
+
+def _starts_group(node: Node, group_of: dict[int, int]) -> bool:
+    parent_groups = {group_of.get(p.node_id) for p in node.parents}
+    return (
+        isinstance(node, PersistNode)
+        or any(p is not None for p in node.partitionings)
+        or len(parent_groups) != 1
+        or -1 in parent_groups
+        or len({p.commit_phase for p in node.parents}) != 1
+    )
+
+
+def _check(node: Node) -> None:
+    if len(node.sources) > 1:
+        named = sorted(str(s) for s in node.sources)
+        msg = (
+            f"{node.label} takes tuples from streams of different batches ({named}): "
+            f"merge or join streams of the same spouts (or of one DRPC function) only"
+        )
+        raise InvalidTopologyError(msg)
+    if not isinstance(node, PersistNode) and len({p.commit_phase for p in node.parents}) > 1:
+        msg = (
+            f"{node.label} merges a state's new values with a stream of the batch "
+            f"itself; they come in different phases of the batch: keep them apart"
+        )
+        raise InvalidTopologyError(msg)

@@ -1,0 +1,70 @@
+"""Storm's Trident testing operations (``org.apache.storm.trident.testing``), in Python."""
+
+from __future__ import annotations
+
+from sparkstorm.trident import BaseAggregator, BaseFilter, BaseFunction
+
+
+class Split(BaseFunction):
+    def execute(self, tup, collector):
+        for word in tup[0].split():
+            collector.emit([word])
+
+
+class StringLength(BaseFunction):
+    def execute(self, tup, collector):
+        collector.emit([len(tup[0])])
+
+
+class TrueFilter(BaseFilter):
+    def is_keep(self, tup):
+        return True
+
+
+class AddBang(BaseFunction):
+    def execute(self, tup, collector):
+        collector.emit([tup[0] + "!"])
+
+
+class CountAsAggregator(BaseAggregator):
+    def init(self, batch_id, collector):
+        return {"count": 0}
+
+    def aggregate(self, state, tup, collector):
+        state["count"] += 1
+
+    def complete(self, state, collector):
+        collector.emit([state["count"]])
+
+
+class FailOnceOn(BaseFunction):
+    """Fails the batch the first time it meets ``word`` (a marker file, seen by every process)."""
+
+    def __init__(self, word: str, marker: str) -> None:
+        self.word = word
+        self.marker = marker
+
+    def execute(self, tup, collector):
+        import os
+
+        from sparkstorm import FailedException
+
+        if tup[0] == self.word and not os.path.exists(self.marker):
+            with open(self.marker, "w"):
+                pass
+            msg = f"first sight of {self.word!r}"
+            raise FailedException(msg)
+        collector.emit([tup[0]])
+
+
+class Poison(BaseFunction):
+    """Fails every batch that holds ``word``."""
+
+    def __init__(self, word: str) -> None:
+        self.word = word
+
+    def execute(self, tup, collector):
+        if tup[0] == self.word:
+            msg = f"cannot digest {self.word!r}"
+            raise ValueError(msg)
+        collector.emit([tup[0]])
