@@ -9,8 +9,10 @@ repartition, so that one partial result per group crosses the network, not one t
 from __future__ import annotations
 
 import zlib
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from typing_extensions import override
@@ -24,17 +26,20 @@ from sparkstorm.trident.operations import (
     BaseStateUpdater,
     CombinerAggregator,
     CombinerValueUpdater,
+    Count,
     Operation,
     ReducerAggregator,
+    Sum,
 )
 from sparkstorm.trident.state.base import (
+    Key,
     MapState,
     Snapshottable,
     State,
     StateFactory,
     ValueUpdater,
 )
-from sparkstorm.trident.tuple import TridentCollector, TridentTuple
+from sparkstorm.trident.tuple import TridentCollector, TridentTuple, tuple_class
 
 Row = list[Any]
 
@@ -141,8 +146,14 @@ class MergeNode(Node):
 
 
 def _projector(parent: Fields, selector: Fields) -> Callable[[Row], TridentTuple]:
+    cls = tuple_class(selector)
+    if len(selector) == len(parent) and all(parent.index(n) == i for i, n in enumerate(selector)):
+        return cls
+    if len(selector) == 1:
+        only = parent.index(selector[0])
+        return lambda row: cls((row[only],))
     indexes = [parent.index(name) for name in selector]
-    return lambda row: TridentTuple(selector, [row[i] for i in indexes])
+    return lambda row: cls([row[i] for i in indexes])
 
 
 class EachNode(Node):
@@ -159,11 +170,13 @@ class EachNode(Node):
         collector = TridentCollector()
         out: list[Row] = []
         execute, project, emitted = self.fn.execute, self.project, collector.emitted
+        width = self.width
         for row in inputs[0]:
             execute(project(row), collector)
             if emitted:
                 for values in emitted:
-                    _check_width(values, self.width, self)
+                    if len(values) != width:
+                        _check_width(values, width, self)
                     out.append(row + values)
                 emitted.clear()
         task.report_errors(collector.errors)
@@ -211,14 +224,14 @@ class MapNode(Node):
 
     @override
     def run(self, batch: BatchInfo, inputs: list[list[Row]], task: Any) -> list[Row]:
-        call, fields = self.call, self.parent_fields
+        call, cls = self.call, tuple_class(self.parent_fields)
         if self.kind == "peek":
             for row in inputs[0]:
-                call(TridentTuple(fields, row))
+                call(cls(row))
             return inputs[0]
         if self.kind == "map":
-            return [list(call(TridentTuple(fields, row))) for row in inputs[0]]
-        return [list(v) for row in inputs[0] for v in call(TridentTuple(fields, row))]
+            return [list(call(cls(row))) for row in inputs[0]]
+        return [list(v) for row in inputs[0] for v in call(cls(row))]
 
 
 class ProjectNode(Node):
@@ -265,13 +278,6 @@ class AggregateNode(Node):
         if stage == "final":
             self.project = _projector(parent.fields, Fields(parent.fields[-1]))
 
-    def _groups(self, rows: list[Row]) -> dict[tuple[Any, ...], list[Row]]:
-        groups: dict[tuple[Any, ...], list[Row]] = {}
-        g = self.group_indexes
-        for row in rows:
-            groups.setdefault(tuple(row[i] for i in g), []).append(row)
-        return groups
-
     @override
     def run(self, batch: BatchInfo, inputs: list[list[Row]], task: Any) -> list[Row]:
         rows = inputs[0]
@@ -281,10 +287,42 @@ class AggregateNode(Node):
             if self.stage == "partial" and not rows:
                 return []
             return [list(values) for values in self._aggregate(batch, rows)]
+        if isinstance(self.agg, CombinerAggregator):
+            return self._combine_groups(rows)
+        key = itemgetter(*self.group_indexes)
+        groups: dict[Any, list[Row]] = {}
+        for row in rows:
+            k = key(row)
+            members = groups.get(k)
+            if members is None:
+                groups[k] = [row]
+            else:
+                members.append(row)
         out: list[Row] = []
-        for key, members in self._groups(rows).items():
-            out.extend([*key, *values] for values in self._aggregate(batch, members))
+        single = len(self.group_indexes) == 1
+        for k, members in groups.items():
+            prefix = [k] if single else list(k)
+            out.extend(prefix + values for values in self._aggregate(batch, members))
         return out
+
+    def _combine_groups(self, rows: list[Row]) -> list[Row]:
+        """A combiner over each group, in one pass (the built-ins without a call a tuple)."""
+        agg = self.agg
+        assert isinstance(agg, CombinerAggregator)
+        key = itemgetter(*self.group_indexes)
+        if self.stage == "final":
+            acc = combine_partials(agg, key, rows)
+        elif type(agg) is Count:
+            acc = dict(Counter(map(key, rows)))
+        else:
+            acc = {}
+            init, combine, project = agg.init, agg.combine, self.project
+            for row in rows:
+                k, v = key(row), init(project(row))
+                acc[k] = combine(acc[k], v) if k in acc else v
+        if len(self.group_indexes) == 1:
+            return [[k, v] for k, v in acc.items()]
+        return [[*k, v] for k, v in acc.items()]
 
     def _aggregate(self, batch: BatchInfo, rows: list[Row]) -> Iterable[Row]:
         agg, project = self.agg, self.project
@@ -293,6 +331,8 @@ class AggregateNode(Node):
                 partials = [row[-1] for row in rows]
                 if not partials:
                     return [[agg.zero()]]
+            elif type(agg) is Count:
+                return [[len(rows)]]
             else:
                 partials = [agg.init(project(row)) for row in rows]
             acc = partials[0] if partials else agg.zero()
@@ -313,6 +353,24 @@ class AggregateNode(Node):
         for values in collector.emitted:
             _check_width(values, self.width, self)
         return collector.emitted
+
+
+def combine_partials(
+    agg: CombinerAggregator[Any], key: Callable[[Row], Any], rows: list[Row]
+) -> dict[Any, Any]:
+    """Rows ``[*group, partial]`` combined into one partial result per group."""
+    acc: dict[Any, Any] = {}
+    if type(agg) in (Count, Sum):
+        get = acc.get
+        for row in rows:
+            k = key(row)
+            acc[k] = get(k, 0) + row[-1]
+        return acc
+    combine = agg.combine
+    for row in rows:
+        k = key(row)
+        acc[k] = combine(acc[k], row[-1]) if k in acc else row[-1]
+    return acc
 
 
 class JoinNode(Node):
@@ -395,18 +453,17 @@ class PersistNode(Node):
             agg.update_state(state, [self.project(row) for row in rows], collector)
             task.report_errors(collector.errors)
             return collector.emitted
-        updaters: dict[tuple[Any, ...], ValueUpdater[Any]]
+        updaters: dict[Any, ValueUpdater[Any]]
+        key = itemgetter(*g) if g else (lambda row: ())
         if isinstance(agg, CombinerAggregator):
-            partials: dict[tuple[Any, ...], Any] = {}
-            for row in rows:
-                key = tuple(row[i] for i in g)
-                partials[key] = agg.combine(partials[key], row[-1]) if key in partials else row[-1]
-            updaters = {k: CombinerValueUpdater(agg, v) for k, v in partials.items()}
+            updaters = {
+                k: CombinerValueUpdater(agg, v) for k, v in combine_partials(agg, key, rows).items()
+            }
         else:
             assert isinstance(agg, ReducerAggregator)
-            groups: dict[tuple[Any, ...], list[TridentTuple]] = {}
+            groups: dict[Any, list[TridentTuple]] = {}
             for row in rows:
-                groups.setdefault(tuple(row[i] for i in g), []).append(self.project(row))
+                groups.setdefault(key(row), []).append(self.project(row))
             updaters = {k: _ReducerValueUpdater(agg, v) for k, v in groups.items()}
         if not g:
             if not isinstance(state, Snapshottable):
@@ -416,8 +473,8 @@ class PersistNode(Node):
         if not isinstance(state, MapState):
             msg = f"{self.label}: a grouped persistent aggregate needs a MapState"
             raise TypeError(msg)
-        keys = list(updaters)
-        values = state.multi_update([list(k) for k in keys], list(updaters.values()))
+        keys: list[Key] = [[k] for k in updaters] if len(g) == 1 else [list(k) for k in updaters]
+        values = state.multi_update(keys, list(updaters.values()))
         return [[*k, v] for k, v in zip(keys, values, strict=True)]
 
 

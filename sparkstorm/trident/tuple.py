@@ -8,7 +8,7 @@ its input tuple's fields downstream.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from sparkstorm.topology.fields import Fields
 
@@ -16,36 +16,37 @@ from sparkstorm.topology.fields import Fields
 class TridentTuple(list[Any]):
     """One tuple of a batch, as an operation sees it: its values, by position or by name.
 
+    A list (``tup[0]`` reads at C speed); the names are its class's :attr:`fields`, one
+    class per projection (see :func:`tuple_class`).
+
     Examples
     --------
-    >>> tup = TridentTuple(Fields("word", "n"), ["a", 2])
-    >>> tup[0], tup["n"], tup.get_value_by_field("word")
+    >>> Pair = tuple_class(Fields("word", "n"))
+    >>> tup = Pair(["a", 2])
+    >>> tup[0], tup.get("n"), tup.get_value_by_field("word")
     ('a', 2, 'a')
 
     .. versionadded:: 0.3.0
     """
 
-    __slots__ = ("fields",)
+    __slots__ = ()
+    fields: ClassVar[Fields] = Fields()
 
-    def __init__(self, fields: Fields, values: Sequence[Any]) -> None:
-        super().__init__(values)
-        self.fields = fields
+    def get(self, name: str) -> Any:
+        """The value of field ``name`` (``KeyError`` naming the fields there are if absent)."""
+        return self[self.fields.index(name)]
 
-    def __getitem__(self, key: Any) -> Any:
-        if isinstance(key, str):
-            return list.__getitem__(self, self.fields.index(key))
-        return list.__getitem__(self, key)
+    get_value_by_field = get_string_by_field = get_integer_by_field = get
 
     def get_value(self, i: int) -> Any:
         """The ``i``-th value (Storm's ``getValue``)."""
-        return list.__getitem__(self, i)
-
-    def get_value_by_field(self, name: str) -> Any:
-        """The value of field ``name``."""
-        return list.__getitem__(self, self.fields.index(name))
+        return self[i]
 
     get_string = get_integer = get_long = get_double = get_boolean = get_value
-    get_values = list.copy
+
+    def get_values(self) -> list[Any]:
+        """The values, as a plain list."""
+        return list(self)
 
     def get_fields(self) -> Fields:
         """The names of the values, in order."""
@@ -56,7 +57,24 @@ class TridentTuple(list[Any]):
         return len(self)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (TridentTuple, (self.fields, list(self)))
+        return (_rebuild, (self.fields, list(self)))
+
+
+_CLASSES: dict[Fields, type[TridentTuple]] = {}
+
+
+def tuple_class(fields: Fields) -> type[TridentTuple]:
+    """The :class:`TridentTuple` class whose tuples have ``fields`` (one per field list)."""
+    cls = _CLASSES.get(fields)
+    if cls is None:
+        cls = _CLASSES[fields] = type(
+            "TridentTuple", (TridentTuple,), {"__slots__": (), "fields": fields}
+        )
+    return cls
+
+
+def _rebuild(fields: Fields, values: list[Any]) -> TridentTuple:
+    return tuple_class(fields)(values)
 
 
 class TridentCollector:
