@@ -35,6 +35,7 @@ from sparkstorm.errors import SparkStormError
 from sparkstorm.topology.components import Spout
 from sparkstorm.topology.declarers import OutputFieldsDeclarer
 from sparkstorm.trident.nodes import TX, Row
+from sparkstorm.trident.progress import Progress
 from sparkstorm.trident.tuple import TridentCollector
 from sparkstorm.trident.wiring import (
     COMMIT_FIELDS,
@@ -114,8 +115,9 @@ class Coordinator(Spout):
             for e in edges
         }
         self.batches: dict[int, _Batch] = {}
-        self.committed = 0
-        self.next_txid = 1
+        self.progress = Progress(conf)
+        self.committed = self.progress.committed()
+        self.next_txid = self.committed + 1
         self.dry_until = 0.0
         self.turn = 0
         self.halted: str | None = None
@@ -200,7 +202,8 @@ class Coordinator(Spout):
 
     def _committed(self, txid: int) -> None:
         self.committed = txid
-        del self.batches[txid]
+        if not self.batches.pop(txid).empty:  # an empty batch wrote nothing to remember
+            self.progress.commit(txid)
         for spout in self.spouts.values():
             commit = getattr(spout, "commit", None)
             if commit is not None:

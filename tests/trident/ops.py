@@ -68,3 +68,35 @@ class Poison(BaseFunction):
             msg = f"cannot digest {self.word!r}"
             raise ValueError(msg)
         collector.emit([tup[0]])
+
+
+class FlakyWrites:
+    """A backing map whose every ``every``-th multi_put writes, then raises (a lost reply)."""
+
+    def __init__(self, delegate, every: int) -> None:
+        self.delegate = delegate
+        self.every = every
+        self.calls = 0
+
+    def multi_get(self, keys):
+        return self.delegate.multi_get(keys)
+
+    def multi_put(self, keys, values):
+        self.calls += 1
+        self.delegate.multi_put(keys, values)
+        if self.calls % self.every == 0:
+            msg = f"injected: multi_put #{self.calls} was written, its reply lost"
+            raise ConnectionError(msg)
+
+
+class FlakyRedisMap:
+    """A Redis map state of ``kind`` whose writes fail after the fact every ``every`` calls."""
+
+    def __init__(self, url: str, name: str, kind: str, every: int = 5) -> None:
+        self.url, self.name, self.kind, self.every = url, name, kind, every
+
+    def make_state(self, conf, metrics, partition_index, num_partitions):
+        from sparkstorm.trident.state.redis import RedisMapState, build_map
+
+        backing = RedisMapState(self.url, self.name, self.kind).backing()
+        return build_map(self.kind, FlakyWrites(backing, self.every))
