@@ -1,0 +1,201 @@
+"""Trident's word count on every engine, beside Structured Streaming and the core API.
+
+    python -m benchmarks.trident [--sentences N] [--rounds R] [--batch B] [--save]
+
+One process, the same seeded sentences (8 words from a 5,000-word vocabulary) for every
+row: Storm's Trident word count (one sentence spout, ``each(Split)``,
+``group_by(word)``, ``persistent_aggregate(Count)``, parallelism 2) into
+``MemoryMapState`` and into a Redis transactional map, on the local engine and on
+Spark's superstep and continuous modes, at default settings (one batch in flight) with
+``FixedBatchSpout`` batches of ``--batch`` sentences; Structured Streaming's stateful word
+count (exactly once too, ``benchmarks/streaming.py``); and the core API's word count in
+the continuous mode (``examples/word_count.py``, acking on). Spark is warmed up first and
+its start-up reported apart. Rounds interleave the rows; the table gives medians.
+Throughput counts tuples handled by user code: sentences split plus words counted.
+
+The latency line: the continuous mode fed at a steady rate (``--rate`` tuples/s, a
+sentence is 9 tuples) for ``--secs`` seconds into ``MemoryMapState``; for each batch,
+the time from the spout's ``emit_batch`` to its ``ack`` (which follows the commit).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from benchmarks.modes import engine_for
+from benchmarks.report import report
+from benchmarks.streaming import structured_streaming
+from benchmarks.wordcount import sparkstorm_run, warmed_session
+from examples.word_count import generated_sentences, split_sentence
+from sparkstorm import Fields, run
+from sparkstorm.trident import (
+    BaseFunction,
+    Count,
+    FixedBatchSpout,
+    IBatchSpout,
+    MemoryMapState,
+    TridentTopology,
+)
+from sparkstorm.trident.state.redis import RedisMapState
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+TUPLES_PER_SENTENCE = 9
+
+
+class Split(BaseFunction):
+    """The core word count's split, as a Trident function."""
+
+    def execute(self, tup, collector):  # type: ignore[no-untyped-def]
+        for word in split_sentence(tup[0]):
+            collector.emit([word])
+
+
+def word_count(spout: Any, factory: Any) -> Any:
+    topology = TridentTopology()
+    (
+        topology.new_stream("sentences", spout)
+        .each(Fields("sentence"), Split(), Fields("word"))
+        .parallelism_hint(2)
+        .group_by(Fields("word"))
+        .persistent_aggregate(factory, Count(), Fields("count"))
+        .parallelism_hint(2)
+    )
+    return topology.build()
+
+
+def trident_run(spark: Any, row: str, store: str, sentences: list[str], batch: int) -> float:
+    """Tuples/s of one Trident word count over ``sentences``."""
+    name = f"bench-{uuid.uuid4().hex[:8]}"
+    factory = (
+        MemoryMapState.Factory() if store == "memory" else RedisMapState.transactional(REDIS_URL, name)
+    )
+    spout = FixedBatchSpout(Fields("sentence"), batch, *([s] for s in sentences))
+    conf: dict[str, Any] = {"topology.name": name}
+    engine = engine_for(row, conf)
+    try:
+        result = run(word_count(spout, factory), conf, engine, spark if engine == "spark" else None)
+    finally:
+        if store == "redis":
+            redis.Redis.from_url(REDIS_URL).delete(f"sparkstorm:trident:{name}")
+    coordinator = result.stats["trident-coordinator"]
+    assert coordinator["failed"] == 0, coordinator
+    return len(sentences) * TUPLES_PER_SENTENCE / result.elapsed_secs
+
+
+class SteadySpout(IBatchSpout):
+    """Offers sentences at a steady rate; writes each batch's emit-to-ack seconds to a file."""
+
+    def __init__(self, sentences: list[str], rate: float, secs: float, out: str) -> None:
+        self.sentences, self.rate, self.secs, self.out = sentences, rate, secs, out
+
+    def open(self, conf, context):  # type: ignore[no-untyped-def]
+        self.start = time.monotonic()
+        self.sent = 0
+        self.batches: dict[int, tuple[float, list[str]]] = {}
+
+    def emit_batch(self, batch_id, collector):  # type: ignore[no-untyped-def]
+        if batch_id not in self.batches:
+            elapsed = min(time.monotonic() - self.start, self.secs)
+            due = int(elapsed * self.rate / TUPLES_PER_SENTENCE)
+            taken = self.sentences[self.sent : due]
+            self.sent = max(self.sent, due)
+            self.batches[batch_id] = (time.monotonic(), taken)
+        for sentence in self.batches[batch_id][1]:
+            collector.emit([sentence])
+
+    def ack(self, batch_id):  # type: ignore[no-untyped-def]
+        emitted, taken = self.batches.pop(batch_id)
+        if taken:
+            with open(self.out, "a") as out:
+                out.write(json.dumps([len(taken), time.monotonic() - emitted]) + "\n")
+
+    def get_output_fields(self) -> Fields:
+        return Fields("sentence")
+
+
+def latency(spark: Any, rate: float, secs: float) -> dict[str, float]:
+    """Emit-to-commit latency of each batch, the continuous mode fed at ``rate`` tuples/s."""
+    sentences = generated_sentences(int(rate * secs / TUPLES_PER_SENTENCE) + 1, seed=7)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = str(Path(tmp, "latencies"))
+        spout = SteadySpout(sentences, rate, secs, out)
+        conf: dict[str, Any] = {}
+        engine = engine_for("continuous", conf)
+        result = run(word_count(spout, MemoryMapState.Factory()), conf, engine, spark)
+        rows = [json.loads(line) for line in Path(out).read_text().splitlines()]
+    seconds = sorted(s for _, s in rows)
+    done = sum(n for n, _ in rows) * TUPLES_PER_SENTENCE
+    return {
+        "p50": 1000 * statistics.median(seconds),
+        "p99": 1000 * seconds[min(len(seconds) - 1, int(0.99 * len(seconds)))],
+        "batches": len(rows),
+        "achieved": done / result.elapsed_secs,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sentences", type=int, default=200_000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--batch", type=int, default=10_000, help="sentences a batch")
+    parser.add_argument("--rate", type=float, default=100_000, help="tuples/s offered")
+    parser.add_argument("--secs", type=float, default=20)
+    parser.add_argument("--save", action="store_true", help="write docs/benchmarks/trident.txt")
+    args = parser.parse_args()
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    spark, session_secs = warmed_session()
+    sentences = generated_sentences(args.sentences)
+    rows = [
+        (f"trident {row}, {store}", row, store)
+        for store in ("memory", "redis")
+        for row in ("local", "spark", "continuous")
+    ]
+    runs: dict[str, list[float]] = {label: [] for label, _, _ in rows}
+    runs["Structured Streaming"] = []
+    runs["core API, continuous"] = []
+    for _ in range(args.rounds):
+        runs["Structured Streaming"].append(structured_streaming(spark, sentences)["tps"])
+        runs["core API, continuous"].append(sparkstorm_run(spark, "continuous", 1, sentences)["tps"])
+        for label, row, store in rows:
+            runs[label].append(trident_run(spark, row, store, sentences, args.batch))
+    steady = latency(spark, args.rate, args.secs)
+    spark.stop()
+
+    median = {label: statistics.median(tps) for label, tps in runs.items()}
+    ss, core = median["Structured Streaming"], median["core API, continuous"]
+    lines = [
+        f"Trident word count, {len(sentences):,} sentences x 8 words, batches of "
+        f"{args.batch:,} sentences, {args.rounds} interleaved rounds (medians); "
+        f"Spark local[2] session start-up {session_secs:.1f}s",
+        f"{'row':<34}{'tuples/s':>10}{'x SS':>7}{'x core':>8}",
+    ]
+    for label, tps in median.items():
+        lines.append(f"{label:<34}{tps:>10,.0f}{tps / ss:7.2f}{tps / core:8.2f}")
+    lines += [
+        f"emit-to-commit latency, continuous, {args.rate:,.0f} tuples/s offered for "
+        f"{args.secs:g}s into MemoryMapState: p50 {steady['p50']:.0f} ms, p99 "
+        f"{steady['p99']:.0f} ms over {steady['batches']:.0f} batches "
+        f"({steady['achieved']:,.0f} tuples/s achieved)",
+        "trident rows: one batch in flight (topology.max.spout.pending default), parallelism",
+        "2 for the split and for the state; spark: the superstep mode; continuous:",
+        "sparkstorm.spark.mode=continuous; redis: RedisMapState.transactional on loopback;",
+        "Structured Streaming: file source, the same split in mapInArrow, streaming",
+        "groupBy().count() to the noop sink (benchmarks/streaming.py); core API: the",
+        "split -> count topology of examples/word_count.py, acking on, continuous mode",
+    ]
+    report("trident", lines, args.save)
+
+
+if __name__ == "__main__":
+    main()
