@@ -78,7 +78,9 @@ def trident_run(spark: Any, row: str, store: str, sentences: list[str], batch: i
     """Tuples/s of one Trident word count over ``sentences``."""
     name = f"bench-{uuid.uuid4().hex[:8]}"
     factory = (
-        MemoryMapState.Factory() if store == "memory" else RedisMapState.transactional(REDIS_URL, name)
+        MemoryMapState.Factory()
+        if store == "memory"
+        else RedisMapState.transactional(REDIS_URL, name)
     )
     spout = FixedBatchSpout(Fields("sentence"), batch, *([s] for s in sentences))
     conf: dict[str, Any] = {"topology.name": name}
@@ -166,7 +168,9 @@ def main() -> None:
     runs["core API, continuous"] = []
     for _ in range(args.rounds):
         runs["Structured Streaming"].append(structured_streaming(spark, sentences)["tps"])
-        runs["core API, continuous"].append(sparkstorm_run(spark, "continuous", 1, sentences)["tps"])
+        runs["core API, continuous"].append(
+            sparkstorm_run(spark, "continuous", 1, sentences)["tps"]
+        )
         for label, row, store in rows:
             runs[label].append(trident_run(spark, row, store, sentences, args.batch))
     steady = latency(spark, args.rate, args.secs)

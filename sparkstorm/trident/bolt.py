@@ -38,9 +38,16 @@ class TridentBolt(Bolt):
     """Runs the nodes of one group, a batch partition at a time."""
 
     def __init__(
-        self, nodes: list[Node], inputs: list[Edge], outputs: list[Edge], expected: dict[Any, int]
+        self,
+        nodes: list[Node],
+        inputs: list[Edge],
+        outputs: list[Edge],
+        expected: dict[Any, int],
+        leaves: list[Node] | None = None,
     ) -> None:
         self.nodes = nodes
+        self.leaves = leaves or []
+        """Named operations that nothing follows: their tuples go out on a stream each."""
         self.inputs = inputs
         self.outputs = outputs
         self.expected = expected
@@ -60,6 +67,8 @@ class TridentBolt(Bolt):
         """One direct stream per edge out."""
         for edge in self.outputs:
             declarer.declare(SHARE_FIELDS, edge.stream, direct=True)
+        for leaf in self.leaves:
+            declarer.declare(leaf.fields, leaf.label)
 
     def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
         """Prepare the nodes' operations and make the states of this partition."""
@@ -166,6 +175,9 @@ class TridentBolt(Bolt):
     def _send(self, key: BatchKey, outputs: dict[int, list[Row]], anchors: list[Tuple]) -> None:
         source, txid, _, commit_phase = key
         self.turn += 1
+        for leaf in self.leaves:
+            for row in outputs.get(leaf.node_id, ()):
+                self.collector.emit(row, None, leaf.label)
         for edge in self.outputs:
             if source not in edge.sources or edge.commit_phase != commit_phase:
                 continue

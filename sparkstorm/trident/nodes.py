@@ -103,6 +103,9 @@ class Node:
     sources: frozenset[Any] = frozenset()
     node_id: int = -1
     operations: tuple[Operation, ...] = ()
+    named: bool = False
+    """The user named it (``name(label)``): its bolt takes the name, and if nothing follows
+    it, its tuples are emitted on a stream of that name (to capture, or to subscribe to)."""
     folded: bool = False
     """A repartition that a state query took over: nothing runs it unless it has children."""
 

@@ -93,8 +93,10 @@ def plan(topology: TridentTopology) -> Topology:
             group_of[node.node_id] = group
             groups[group].append(node)
 
+    names = _bolt_names(groups)
+
     def component(group: int) -> str:
-        return COORDINATOR if group < 0 else f"b-{group}"
+        return COORDINATOR if group < 0 else names[group]
 
     edges: list[Edge] = []
     for node in nodes:
@@ -117,6 +119,11 @@ def plan(topology: TridentTopology) -> Topology:
                 )
             )
     parallelism = [max(n.parallelism or 1 for n in group) for group in groups]
+    named_leaves = {
+        n.node_id
+        for n in nodes
+        if n.named and not children.get(n.node_id) and group_of.get(n.node_id, -1) >= 0
+    }
 
     builder = TopologyBuilder()
     by_node = {n.node_id: n for n in nodes}
@@ -143,19 +150,40 @@ def plan(topology: TridentTopology) -> Topology:
             upstream = (
                 1
                 if edge.from_component == COORDINATOR
-                else parallelism[int(edge.from_component[2:])]
+                else parallelism[names.index(edge.from_component)]
             )
             for source in edge.sources:
                 key = (source, edge.commit_phase)
                 expected[key] = expected.get(key, 0) + upstream
         declarer = builder.set_bolt(
-            component(i), TridentBolt(members, inputs, outputs, expected), parallelism[i]
+            component(i),
+            TridentBolt(
+                members,
+                inputs,
+                outputs,
+                expected,
+                [n for n in members if n.node_id in named_leaves],
+            ),
+            parallelism[i],
         )
         for edge in inputs:
             declarer.direct_grouping(edge.from_component, edge.stream)
         if i in committers:
             declarer.all_grouping(COORDINATOR, COMMIT_STREAM)
     return builder.create_topology()
+
+
+def _bolt_names(groups: list[list[Node]]) -> list[str]:
+    """Each group's bolt id: the first name a user gave one of its operations, else ``b-N``."""
+    names: list[str] = []
+    for i, group in enumerate(groups):
+        named = [n.label for n in group if n.named and n.label not in names]
+        name = named[0] if named else f"b-{i}"
+        if name == COORDINATOR or name in names:
+            msg = f"two bolts would be named {name!r}: give the operations different names"
+            raise InvalidTopologyError(msg, component=name)
+        names.append(name)
+    return names
 
 
 def _buffered(node: Node) -> bool:

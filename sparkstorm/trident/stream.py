@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from sparkstorm.errors import InvalidTopologyError
+from sparkstorm.topology.declarers import check_reserved
 from sparkstorm.topology.fields import Fields
 from sparkstorm.trident.nodes import (
     BATCH_GLOBAL,
@@ -437,8 +438,14 @@ class Stream:
 
     # -- labels ----------------------------------------------------------------------
     def name(self, label: str) -> Stream:
-        """Name the operation (and its bolt) as the page and the logs show it."""
+        """Name the operation: its bolt takes the name, as the page and the logs show it.
+
+        If no operation follows it, its tuples are also emitted on a core stream of that
+        name, as plain tuples of its fields (capture it, or subscribe a bolt to it).
+        """
+        check_reserved("component", label)
         self.node.label = label
+        self.node.named = True
         return self
 
     def parallelism_hint(self, n: int) -> Stream:
@@ -540,7 +547,9 @@ class TridentState:
 
     def name(self, label: str) -> TridentState:
         """Name the state's operation (and its bolt)."""
+        check_reserved("component", label)
         self.node.label = label
+        self.node.named = True
         return self
 
 

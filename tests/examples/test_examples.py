@@ -6,7 +6,14 @@ from collections import Counter
 
 import pytest
 
-from examples import exclamation, join, rolling_top_words, sliding_window, word_count
+from examples import (
+    exclamation,
+    join,
+    rolling_top_words,
+    sliding_window,
+    trident_word_count,
+    word_count,
+)
 from sparkstorm import Config
 from tests.conftest import run_on
 
@@ -35,6 +42,23 @@ def test_word_count(engine, request):
     assert final == dict(expected)
     assert result.stats["sentences"]["acked"] == len(sentences)
     assert result.stats["sentences"]["failed"] == 0
+
+
+@pytest.mark.parametrize("engine", ["local", "continuous"])
+def test_trident_word_count(engine, request, capsys):
+    """Not on the superstep mode here: a batch takes ~6 supersteps there (a minute for the
+    example beside other work); test_integration.py runs the same bolts on it."""
+    spark = request.getfixturevalue("spark") if engine != "local" else None
+    topology, conf = trident_word_count.topology()
+    result = run_example(engine, spark, topology, conf)
+    final = {}
+    for word, count in result.captured[("counts", "counts")]:
+        final[word] = max(count, final.get(word, 0))
+    sentences = [trident_word_count.SENTENCES[i % 5] for i in range(20_000)]
+    assert final == dict(Counter(w for s in sentences for w in s.split()))
+    assert result.stats["trident-coordinator"]["failed"] == 0
+    trident_word_count.report(result)
+    assert "the 20,000" in capsys.readouterr().out
 
 
 def test_exclamation(engine, request):
