@@ -146,6 +146,15 @@ def latency(spark: Any, rate: float, secs: float) -> dict[str, float]:
     }
 
 
+def local_cpu(sentences: list[str], batch: int) -> float:
+    """µs of CPU a tuple, the local engine (one process), start-up included."""
+    spout = FixedBatchSpout(Fields("sentence"), batch, *([s] for s in sentences))
+    topology = word_count(spout, MemoryMapState.Factory())
+    before = time.process_time()
+    run(topology, {}, "local")
+    return 1e6 * (time.process_time() - before) / (len(sentences) * TUPLES_PER_SENTENCE)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sentences", type=int, default=200_000)
@@ -175,6 +184,7 @@ def main() -> None:
             runs[label].append(trident_run(spark, row, store, sentences, args.batch))
     steady = latency(spark, args.rate, args.secs)
     spark.stop()
+    cpu = {b: local_cpu(sentences, b) for b in (1_000, args.batch)}
 
     median = {label: statistics.median(tps) for label, tps in runs.items()}
     ss, core = median["Structured Streaming"], median["core API, continuous"]
@@ -191,6 +201,8 @@ def main() -> None:
         f"{args.secs:g}s into MemoryMapState: p50 {steady['p50']:.0f} ms, p99 "
         f"{steady['p99']:.0f} ms over {steady['batches']:.0f} batches "
         f"({steady['achieved']:,.0f} tuples/s achieved)",
+        "CPU per tuple, local engine, start-up included: "
+        + ", ".join(f"batches of {b:,} {us:.2f} us" for b, us in cpu.items()),
         "trident rows: one batch in flight (topology.max.spout.pending default), parallelism",
         "2 for the split and for the state; spark: the superstep mode; continuous:",
         "sparkstorm.spark.mode=continuous; redis: RedisMapState.transactional on loopback;",

@@ -23,3 +23,10 @@ def test_testing_guide_example_runs():
     namespace = {}
     exec(compile(block, "docs/testing.md", "exec"), namespace)
     namespace["test_split_acks_every_sentence"]()
+
+
+def test_trident_guide_example_runs(capsys):
+    guide = (Path(__file__).parent.parent / "docs" / "trident.md").read_text()
+    block = re.search(r"```python\n(.*?)```", guide, re.S).group(1)
+    exec(compile(block, "docs/trident.md", "exec"), {})
+    assert capsys.readouterr().out.strip().endswith("[[3]]")
