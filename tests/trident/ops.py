@@ -89,14 +89,14 @@ class FlakyWrites:
             raise ConnectionError(msg)
 
 
-class FlakyRedisMap:
-    """A Redis map state of ``kind`` whose writes fail after the fact every ``every`` calls."""
+class FlakyMap:
+    """A map state factory's state, its writes failing after the fact every ``every`` calls."""
 
-    def __init__(self, url: str, name: str, kind: str, every: int = 5) -> None:
-        self.url, self.name, self.kind, self.every = url, name, kind, every
+    def __init__(self, factory, every: int = 5) -> None:
+        self.factory, self.every = factory, every
 
     def make_state(self, conf, metrics, partition_index, num_partitions):
-        from sparkstorm.trident.state.redis import RedisMapState, build_map
+        from sparkstorm.trident.state.redis import build_map
 
-        backing = RedisMapState(self.url, self.name, self.kind).backing()
-        return build_map(self.kind, FlakyWrites(backing, self.every))
+        backing = FlakyWrites(self.factory.backing(), self.every)
+        return build_map(self.factory.kind, backing)
