@@ -67,6 +67,8 @@ class _Batch:
     empty: bool = False
     sent: bool = False
     failures: int = 0
+    replayed: bool = False
+    """Emitted again from kept metadata (a restart's batch in flight), not a new poll."""
 
 
 class Coordinator(Spout):
@@ -126,6 +128,10 @@ class Coordinator(Spout):
         """DRPC request id -> (function, messages outstanding)."""
         for spout in self.spouts.values():
             spout.open(conf, context)
+        kept = self.progress.spouts()
+        for tx_id, spout in self.spouts.items():
+            if hasattr(spout, "restore") and tx_id in kept:
+                spout.restore(kept[tx_id])
 
     def close(self) -> None:
         """Close the batch spouts."""
@@ -150,14 +156,26 @@ class Coordinator(Spout):
         for batch in sorted(self.batches.values(), key=lambda b: b.txid):
             if not batch.sent:
                 self._emit(batch)
-        while len(self.batches) < self.max_pending and time.monotonic() >= self.dry_until:
+        while (
+            len(self.batches) < self.max_pending
+            and time.monotonic() >= self.dry_until
+            and self._ready(self.next_txid)
+        ):
             batch = self.batches[self.next_txid] = _Batch(self.next_txid)
             self.next_txid += 1
             self._emit(batch)
-            if batch.empty:  # the spouts are dry: ask again after the interval
-                self.dry_until = time.monotonic() + self.interval
+            if batch.empty:
                 self._commit_ready()
-                break
+                if not batch.replayed:  # the spouts are dry: ask them again later
+                    self.dry_until = time.monotonic() + self.interval
+                    break
+
+    def _ready(self, txid: int) -> bool:
+        """Whether every spout that can say so has a batch for ``txid``."""
+        ready = all(getattr(s, "is_ready", lambda t: True)(txid) for s in self.spouts.values())
+        if not ready:
+            self.dry_until = time.monotonic() + self.interval
+        return ready
 
     def _commit_ready(self) -> None:
         """Commit the next batch in txid order if it is processed (at once if empty)."""
@@ -175,14 +193,19 @@ class Coordinator(Spout):
         """Ask the spouts for the batch's tuples and send them."""
         batch.sent = True
         rows: dict[str, list[Row]] = {}
+        new_metadata = False
         for tx_id, spout in self.spouts.items():
             collector = TridentCollector()
-            spout.emit_batch(batch.txid, collector)
+            emitted = spout.emit_batch(batch.txid, collector)
+            new_metadata |= bool(emitted)
+            batch.replayed |= emitted is False
             rows[tx_id] = collector.emitted
         if batch.attempt == 0 and not any(rows.values()):
             batch.empty = True
             batch.state = PROCESSED
             return
+        if new_metadata:  # the batch's ranges are stored before any of its tuples leave
+            self.progress.commit(self.committed, self._metadata())
         key: BatchKey = (TX, batch.txid, batch.attempt, False)
         batch.outstanding = self._send(key, [(self.spout_edges[t], r) for t, r in rows.items()])
         if batch.outstanding == 0:
@@ -200,11 +223,20 @@ class Coordinator(Spout):
                     sent += 1
         return sent
 
+    def _metadata(self) -> dict[str, Any]:
+        return {t: s.snapshot() for t, s in self.spouts.items() if hasattr(s, "snapshot")}
+
     def _committed(self, txid: int) -> None:
         self.committed = txid
-        if not self.batches.pop(txid).empty:  # an empty batch wrote nothing to remember
-            self.progress.commit(txid)
-        for spout in self.spouts.values():
+        empty = self.batches.pop(txid).empty
+        partitioned = {t: s for t, s in self.spouts.items() if hasattr(s, "snapshot")}
+        for spout in partitioned.values():
+            spout.ack(txid)
+        if not empty:  # an empty batch wrote nothing, and moved no range
+            self.progress.commit(txid, self._metadata())
+        for tx_id, spout in self.spouts.items():
+            if tx_id in partitioned:
+                continue
             commit = getattr(spout, "commit", None)
             if commit is not None:
                 commit(txid)

@@ -73,6 +73,7 @@ def plan(topology: TridentTopology) -> Topology:
         nodes.append(ret)
     for node in nodes:
         _check(node)
+    _check_guarantees(topology, nodes)
 
     group_of: dict[int, int] = {}
     groups: list[list[Node]] = []
@@ -199,6 +200,22 @@ def _starts_group(node: Node, group_of: dict[int, int]) -> bool:
         or -1 in parent_groups
         or len({p.commit_phase for p in node.parents}) != 1
     )
+
+
+def _check_guarantees(topology: TridentTopology, nodes: list[Node]) -> None:
+    """Refuse what would break exactly-once silently: an opaque spout into a transactional map."""
+    opaque = [t for t, s in topology.spouts.items() if getattr(s, "guarantee", None) == "opaque"]
+    for node in nodes:
+        if not opaque or not isinstance(node, PersistNode):
+            continue
+        if getattr(node.factory, "kind", None) == "transactional":
+            msg = (
+                f"the opaque spout {opaque[0]!r} feeds {node.label}, a transactional map "
+                f"state: a replayed batch of an opaque spout may hold other tuples, which a "
+                f"transactional map would skip as applied already. Use an opaque map "
+                f"(OpaqueMap, or the store's .opaque(...)), or a transactional spout"
+            )
+            raise InvalidTopologyError(msg, component=node.label)
 
 
 def _check(node: Node) -> None:

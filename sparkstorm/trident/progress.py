@@ -4,7 +4,8 @@ In the checkpoint store (``topology.state.provider``: Redis or a directory; the 
 ``memory``, keeps it in the coordinator's process), under the topology's name. A
 coordinator that starts again, in a new run or a new worker, goes on from the txid after
 it: a durable state has seen every txid up to it, and a transactional or opaque map
-would refuse, or skip, txids it has seen.
+would refuse, or skip, txids it has seen. The partitioned spouts' metadata goes with it,
+in the same write (see ``trident/partitioned.py``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,11 @@ class Progress:
         """The last committed txid (0 before the first)."""
         return max(0, self.store.committed_txid())
 
-    def commit(self, txid: int) -> None:
-        """Batch ``txid`` committed in every state."""
-        self.store.mark_committed(txid)
+    def spouts(self) -> dict[str, Any]:
+        """What the partitioned spouts kept with it (their metadata), by tx id."""
+        kept = self.store.committed_sources().get("trident") or [{}]
+        return dict(kept[0])
+
+    def commit(self, txid: int, spouts: dict[str, Any] | None = None) -> None:
+        """Batch ``txid`` committed in every state; ``spouts``' metadata, in one write."""
+        self.store.mark_committed(txid, {"trident": [spouts or {}]})

@@ -280,6 +280,14 @@ def as_batch_spout(spout: Any) -> IBatchSpout:
     """``spout`` as a batch spout: itself, or a core spout wrapped as non-transactional."""
     if isinstance(spout, IBatchSpout):
         return spout
+    from sparkstorm.trident.partitioned import (
+        IOpaquePartitionedTridentSpout,
+        IPartitionedTridentSpout,
+        PartitionedBatches,
+    )
+
+    if isinstance(spout, IPartitionedTridentSpout | IOpaquePartitionedTridentSpout):
+        return PartitionedBatches(spout)  # type: ignore[return-value]
     if isinstance(spout, Spout):
         return RichSpoutBatch(spout)
     msg = (

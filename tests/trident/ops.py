@@ -100,3 +100,11 @@ class FlakyMap:
 
         backing = FlakyWrites(self.factory.backing(), self.every)
         return build_map(self.factory.kind, backing)
+
+
+class SplitData(BaseFunction):
+    """The words of a stream entry's ``sentence`` field."""
+
+    def execute(self, tup, collector):
+        for word in tup[0]["sentence"].split():
+            collector.emit([word])

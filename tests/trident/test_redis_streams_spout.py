@@ -1,0 +1,81 @@
+"""A transactional spout over a Redis stream: exact counts through failures and a restart.
+
+A Redis stream feeds a Trident word count into a transactional Redis map whose every
+fifth write fails after writing, with three batches in flight. Then the topology is
+killed, more entries are added, and it is submitted again: it goes on from the ranges
+kept in the checkpoint store with the last committed txid (reading the stream from the
+start again would count the first entries twice).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+
+import pytest
+import redis
+
+from sparkstorm import Fields, InvalidTopologyError
+from sparkstorm.connectors.redis_streams_trident import (
+    RedisStreamOpaqueTridentSpout,
+    RedisStreamTridentSpout,
+)
+from sparkstorm.trident import Count, TridentTopology
+from sparkstorm.trident.state.redis import RedisMapState
+from tests.conftest import REDIS_URL
+from tests.trident.ops import FlakyMap, SplitData
+from tests.trident.test_map_states import stored_counts
+
+pytestmark = pytest.mark.services
+
+
+@pytest.fixture
+def names():
+    name = f"test_{uuid.uuid4().hex[:8]}"
+    yield name
+    client = redis.Redis.from_url(REDIS_URL)
+    client.delete(name, f"sparkstorm:trident:{name}", *client.keys(f"{name}:*"))
+
+
+def word_count(name: str, spout, factory) -> TridentTopology:
+    topology = TridentTopology()
+    (
+        topology.new_stream("stream", spout)
+        .each(Fields("data"), SplitData(), Fields("word"))
+        .parallelism_hint(2)
+        .group_by(Fields("word"))
+        .persistent_aggregate(factory, Count(), Fields("count"))
+        .parallelism_hint(2)
+    )
+    return topology
+
+
+@pytest.mark.parametrize("engine", ["local", "continuous"])
+def test_a_stream_counted_exactly_once_through_failures_and_a_restart(
+    engine, cluster_factory, names
+):
+    client = redis.Redis.from_url(REDIS_URL)
+    sentences = [f"w{i % 13} w{i % 7} common" for i in range(600)]
+    conf = {
+        "topology.max.spout.pending": 3,
+        "topology.state.provider": "redis",
+        "topology.state.provider.config": {"url": REDIS_URL, "key_prefix": names},
+    }
+    cluster = cluster_factory(engine)
+    for part in (sentences[:400], sentences[400:]):
+        for sentence in part:
+            client.xadd(names, {"sentence": sentence})
+        spout = RedisStreamTridentSpout(REDIS_URL, names, max_batch_size=50)
+        factory = FlakyMap(RedisMapState.transactional(REDIS_URL, names))
+        cluster.submit_topology("stream-counts", conf, word_count(names, spout, factory).build())
+        cluster.wait_until_idle()
+        cluster.kill_topology("stream-counts")
+    expected = Counter(w for s in sentences for w in s.split())
+    assert stored_counts(names, "transactional") == expected
+
+
+def test_an_opaque_spout_into_a_transactional_map_is_refused(names):
+    spout = RedisStreamOpaqueTridentSpout(REDIS_URL, names)
+    topology = word_count(names, spout, RedisMapState.transactional(REDIS_URL, names))
+    with pytest.raises(InvalidTopologyError, match="the opaque spout 'stream' feeds"):
+        topology.build()
