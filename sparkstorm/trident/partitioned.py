@@ -58,7 +58,7 @@ class PartitionedEmitter(ABC):
     def get_partitions_for_task(
         self, task_id: int, num_tasks: int, ordered: list[Partition]
     ) -> list[Partition]:
-        """This task's partitions (here one task emits them all)."""
+        """The partitions of task ``task_id`` (here one task emits them all)."""
         return ordered[task_id::num_tasks]
 
     def refresh_partitions(self, mine: list[Partition]) -> None:  # noqa: B027 (optional)
