@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parents[1]
 
 ONE_RUN = """
 import sys, time
-from benchmarks.cpu_budget import cpu_secs
+from benchmarks.cpu_budget import cpu_snapshot, cpu_used
 from examples.word_count import build, generated_sentences
 from sparkstorm import run
 engine, n = sys.argv[1], int(sys.argv[2])
@@ -34,9 +34,9 @@ if engine != "local":
     conf["sparkstorm.spark.mode"] = engine
     from benchmarks.wordcount import warmed_session
     spark, _ = warmed_session()
-before = sum(cpu_secs().values())
+before = cpu_snapshot()
 result = run(topology, conf, "local" if engine == "local" else "spark", spark, until_idle=True)
-cpu = sum(cpu_secs().values()) - before
+cpu = sum(cpu_used(before, cpu_snapshot()).values())
 tuples = result.stats["split"]["executed"] + result.stats["count"]["executed"]
 assert result.stats["sentences"]["acked"] == n, result.stats["sentences"]
 print(cpu / tuples * 1e6)

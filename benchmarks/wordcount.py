@@ -29,7 +29,7 @@ from typing import Any
 import pyarrow as pa
 
 from benchmarks.api_floor import api_floor
-from benchmarks.cpu_budget import cpu_secs
+from benchmarks.cpu_budget import cpu_snapshot, cpu_used
 from benchmarks.hog import cpu_hog, side_by_side
 from benchmarks.modes import engine_for
 from benchmarks.report import report
@@ -78,11 +78,10 @@ def sparkstorm_run(
     """Word count on ``engine`` (or ``continuous``); tuples/s, latency, RSS, driver CPU share."""
     topology, conf = build(sentences, parallelism=parallelism, ackers=ackers)
     name = engine_for(engine, conf)
-    before = cpu_secs()
+    before = cpu_snapshot()
     with PeakRss() as rss:
         result = run(topology, conf, engine=name, spark=spark if name == "spark" else None)
-    after = cpu_secs()
-    used = {k: after[k] - before[k] for k in after}
+    used = cpu_used(before, cpu_snapshot())
     stats = result.stats
     assert stats["sentences"]["acked"] == len(sentences), stats["sentences"]
     tuples = stats["split"]["executed"] + stats["count"]["executed"]

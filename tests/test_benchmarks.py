@@ -115,6 +115,14 @@ def test_cpu_budget_counts_the_children_apart_from_the_driver():
         child.wait()
 
 
+def test_cpu_used_does_not_count_a_process_that_left_the_tree_as_negative_time():
+    """The cause of a failed word-count table check: a Python worker re-parented to init
+    took its whole past CPU out of the 'after' sum, and local acking on came out negative."""
+    before = {1: ("driver", 1.0), 2: ("workers", 5.0), 3: ("jvm", 2.0)}
+    after = {1: ("driver", 1.5), 3: ("jvm", 2.25), 4: ("workers", 0.5)}
+    assert cpu_budget.cpu_used(before, after) == {"driver": 0.5, "jvm": 0.25, "workers": 0.5}
+
+
 def test_the_streamparse_layer_benchmark_runs_both_ways_with_every_word_acked():
     from benchmarks.streamparse_layer import one_run
 
