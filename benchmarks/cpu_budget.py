@@ -24,7 +24,6 @@ from benchmarks.rss import process_tree
 from examples.word_count import build, generated_sentences
 from sparkstorm import Config, run
 
-
 CpuSnapshot = dict[int, tuple[str, float]]
 """pid -> (driver, jvm or workers; CPU seconds so far, its reaped children's included)."""
 
