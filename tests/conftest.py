@@ -20,6 +20,14 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("SPARKSTORM_RUN_DIR", tempfile.mkdtemp(prefix="sparkstorm-running-"))
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--superstep-all",
+        action="store_true",
+        help="run every ported Trident integration test on the superstep mode too",
+    )
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
     from sparkstorm.engines.spark import create_session

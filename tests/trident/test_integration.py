@@ -23,12 +23,25 @@ from sparkstorm.trident import (
 from tests.trident.ops import CountAsAggregator, Split, StringLength, TrueFilter
 
 ENGINES = ["local", "spark", "continuous"]
+ON_SUPERSTEPS = {"test_word_count", "test_count_agg", "test_split_merge"}
+"""The superstep mode runs the same bolts at ~6 supersteps a batch, so the suite runs
+these three there (a feed, DRPC against a state, a batch-global aggregate, a merge); all
+eight pass there too: ``python -m pytest tests/trident --superstep-all``."""
 
 
-@pytest.fixture(params=ENGINES)
-def cluster(request, cluster_factory):
-    cluster = cluster_factory(request.param)
-    cluster.engine_name = request.param
+def pytest_generate_tests(metafunc):
+    if "trident_engine" in metafunc.fixturenames:
+        every = metafunc.config.getoption("--superstep-all")
+        on_supersteps = every or metafunc.function.__name__ in ON_SUPERSTEPS
+        metafunc.parametrize(
+            "trident_engine", ENGINES if on_supersteps else ["local", "continuous"]
+        )
+
+
+@pytest.fixture
+def cluster(trident_engine, cluster_factory):
+    cluster = cluster_factory(trident_engine)
+    cluster.engine_name = trident_engine
     return cluster
 
 
