@@ -76,7 +76,7 @@ class TridentBolt(Bolt):
         self.component_id = context.get_this_component_id()
         self.task_id = context.get_this_task_id()
         self.index = context.get_this_task_index()
-        self.num_tasks = len(context.get_component_tasks(context.get_this_component_id()))
+        self.num_tasks = len(context.get_component_tasks(self.component_id))
         self.targets = {
             e.edge_id: context.get_component_tasks(e.to_component) for e in self.outputs
         }

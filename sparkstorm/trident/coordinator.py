@@ -128,9 +128,11 @@ class Coordinator(Spout):
         """DRPC request id -> (function, messages outstanding)."""
         for spout in self.spouts.values():
             spout.open(conf, context)
+        self.partitioned = {t: s for t, s in self.spouts.items() if hasattr(s, "snapshot")}
+        """The partitioned spouts: their metadata is kept with each commit."""
         kept = self.progress.spouts()
-        for tx_id, spout in self.spouts.items():
-            if hasattr(spout, "restore") and tx_id in kept:
+        for tx_id, spout in self.partitioned.items():
+            if tx_id in kept:
                 spout.restore(kept[tx_id])
 
     def close(self) -> None:
@@ -140,8 +142,7 @@ class Coordinator(Spout):
 
     def next_tuple(self) -> None:
         """Commit what may commit, replay what failed, start new batches and requests."""
-        if self.halted is None:  # a stopped topology commits nothing, and still answers queries
-            self._sync()
+        self._sync()
         now = time.monotonic()
         if self.drpc and now >= self.drpc_polled + DRPC_POLL_SECS:
             self.drpc_polled = now
@@ -152,6 +153,8 @@ class Coordinator(Spout):
 
     # -- batches ---------------------------------------------------------------------
     def _sync(self) -> None:
+        if self.halted is not None:  # a stopped topology commits nothing, still answers queries
+            return
         self._commit_ready()
         for batch in sorted(self.batches.values(), key=lambda b: b.txid):
             if not batch.sent:
@@ -224,18 +227,17 @@ class Coordinator(Spout):
         return sent
 
     def _metadata(self) -> dict[str, Any]:
-        return {t: s.snapshot() for t, s in self.spouts.items() if hasattr(s, "snapshot")}
+        return {t: s.snapshot() for t, s in self.partitioned.items()}
 
     def _committed(self, txid: int) -> None:
         self.committed = txid
         empty = self.batches.pop(txid).empty
-        partitioned = {t: s for t, s in self.spouts.items() if hasattr(s, "snapshot")}
-        for spout in partitioned.values():
+        for spout in self.partitioned.values():
             spout.ack(txid)
         if not empty:  # an empty batch wrote nothing, and moved no range
             self.progress.commit(txid, self._metadata())
         for tx_id, spout in self.spouts.items():
-            if tx_id in partitioned:
+            if tx_id in self.partitioned:
                 continue
             commit = getattr(spout, "commit", None)
             if commit is not None:

@@ -140,8 +140,10 @@ class Node:
 class SourceNode(Node):
     """A spout's stream or a DRPC function's: its rows come from the coordinator."""
 
-    def __init__(self, fields: Fields, source: Any, label: str) -> None:
-        super().__init__(fields, label=label, sources=frozenset([source]))
+    def __init__(self, fields: Fields, source: Any, key: str) -> None:
+        super().__init__(fields, label=key, sources=frozenset([source]))
+        self.key = key
+        """The spout's tx id, or the DRPC function."""
 
 
 class MergeNode(Node):
@@ -431,7 +433,6 @@ class PersistNode(Node):
         self.agg = agg
         self.group_indexes = [parent.fields.index(name) for name in group]
         self.project = _projector(parent.fields, in_fields)
-        self.state_attr = f"state_{id(self)}"
 
     @override
     def open(self, conf: dict[str, Any], context: Any, index: int, num: int) -> None:

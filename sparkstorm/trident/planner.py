@@ -22,6 +22,7 @@ from sparkstorm.trident.coordinator import Coordinator
 from sparkstorm.trident.nodes import (
     GLOBAL,
     SHUFFLE,
+    TX,
     BatchInfo,
     Node,
     Partitioning,
@@ -133,11 +134,7 @@ def plan(topology: TridentTopology) -> Topology:
     for edge in edges:
         origin = by_node[edge.node]
         if isinstance(origin, SourceNode):
-            tx_id = getattr(origin, "spout_tx_id", None)
-            if tx_id is not None:
-                spout_edges[tx_id].append(edge)
-            else:
-                drpc_edges[origin.label].append(edge)
+            (spout_edges if TX in origin.sources else drpc_edges)[origin.key].append(edge)
     committers = [i for i, group in enumerate(groups) if any(_buffered(n) for n in group)]
     coordinator = Coordinator(
         topology.spouts, spout_edges, topology.drpc, drpc_edges, bool(committers)

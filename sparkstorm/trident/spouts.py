@@ -52,10 +52,6 @@ class IBatchSpout(ABC):
     def get_output_fields(self) -> Fields:
         """The fields of its tuples."""
 
-    def get_component_configuration(self) -> dict[str, Any] | None:
-        """Configuration for the coordinator that runs it."""
-        return None
-
 
 class FixedBatchSpout(IBatchSpout):
     """Emits the tuples it was given, ``max_batch_size`` at a time (Storm's test spout).

@@ -141,9 +141,7 @@ class TridentTopology:
         batch_spout = as_batch_spout(spout)
         self.spouts[tx_id] = batch_spout
         fields = _fields(batch_spout.get_output_fields())
-        node = self._add(SourceNode(fields, TX, tx_id), tx_id)
-        node.spout_tx_id = tx_id  # type: ignore[attr-defined]
-        return Stream(self, node)
+        return Stream(self, self._add(SourceNode(fields, TX, tx_id), tx_id))
 
     def new_drpc_stream(self, function: str, drpc: Any = None) -> Stream:
         """A stream of ``function``'s DRPC requests, one batch each, with the field ``args``."""
