@@ -16,6 +16,8 @@ Throughput counts tuples handled by user code: sentences split plus words counte
 The latency line: the continuous mode fed at a steady rate (``--rate`` tuples/s, a
 sentence is 9 tuples) for ``--secs`` seconds into ``MemoryMapState``; for each batch,
 the time from the spout's ``emit_batch`` to its ``ack`` (which follows the commit).
+Meanwhile a DRPC query (the sum of one sentence's counts) goes through the run's REST
+API every 50 ms; its line gives the HTTP call's latency.
 """
 
 from __future__ import annotations
@@ -26,11 +28,13 @@ import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
+import httpx
 import redis
 
 from benchmarks.modes import engine_for
@@ -42,9 +46,12 @@ from sparkstorm import Fields, run
 from sparkstorm.trident import (
     BaseFunction,
     Count,
+    FilterNull,
     FixedBatchSpout,
     IBatchSpout,
+    MapGet,
     MemoryMapState,
+    Sum,
     TridentTopology,
 )
 from sparkstorm.trident.state.redis import RedisMapState
@@ -61,9 +68,10 @@ class Split(BaseFunction):
             collector.emit([word])
 
 
-def word_count(spout: Any, factory: Any) -> Any:
+def word_count(spout: Any, factory: Any, drpc: bool = False) -> Any:
+    """Storm's Trident word count; with ``drpc``, its ``words`` function (no LocalDRPC)."""
     topology = TridentTopology()
-    (
+    counts = (
         topology.new_stream("sentences", spout)
         .each(Fields("sentence"), Split(), Fields("word"))
         .parallelism_hint(2)
@@ -71,6 +79,15 @@ def word_count(spout: Any, factory: Any) -> Any:
         .persistent_aggregate(factory, Count(), Fields("count"))
         .parallelism_hint(2)
     )
+    if drpc:
+        (
+            topology.new_drpc_stream("words")
+            .each(Fields("args"), Split(), Fields("word"))
+            .group_by(Fields("word"))
+            .state_query(counts, Fields("word"), MapGet(), Fields("count"))
+            .each(Fields("count"), FilterNull())
+            .aggregate(Fields("count"), Sum(), Fields("sum"))
+        )
     return topology.build()
 
 
@@ -127,23 +144,70 @@ class SteadySpout(IBatchSpout):
 
 
 def latency(spark: Any, rate: float, secs: float) -> dict[str, float]:
-    """Emit-to-commit latency of each batch, the continuous mode fed at ``rate`` tuples/s."""
+    """Emit-to-commit latency of each batch, the continuous mode fed at ``rate`` tuples/s.
+
+    Meanwhile a DRPC query against the counts goes through the run's REST API every
+    50 ms: its latency is the HTTP call's, ``POST .../drpc/words``.
+    """
     sentences = generated_sentences(int(rate * secs / TUPLES_PER_SENTENCE) + 1, seed=7)
+    queries: list[float] = []
+    running = threading.Event()
+
+    def ask(runtime: Any) -> None:
+        def loop() -> None:
+            url = f"{runtime.api_url}/api/v1/topology/bench-drpc/drpc/words"
+            until = time.monotonic() + secs  # while the spout offers sentences
+            with httpx.Client(timeout=30) as http:
+                while running.is_set() and time.monotonic() < until:
+                    started = time.monotonic()
+                    response = http.post(url, content=sentences[0].encode())
+                    response.raise_for_status()
+                    queries.append(time.monotonic() - started)
+                    time.sleep(0.05)
+
+        running.set()
+        threading.Thread(target=loop, daemon=True).start()
+
     with tempfile.TemporaryDirectory() as tmp:
         out = str(Path(tmp, "latencies"))
         spout = SteadySpout(sentences, rate, secs, out)
         conf: dict[str, Any] = {}
         engine = engine_for("continuous", conf)
-        result = run(word_count(spout, MemoryMapState.Factory()), conf, engine, spark)
+        topology = word_count(spout, MemoryMapState.Factory(), drpc=True)
+        try:
+            result = run(topology, conf, engine, spark, api=True, name="bench-drpc", on_start=ask)
+        finally:
+            running.clear()
         rows = [json.loads(line) for line in Path(out).read_text().splitlines()]
     seconds = sorted(s for _, s in rows)
     done = sum(n for n, _ in rows) * TUPLES_PER_SENTENCE
     return {
         "p50": 1000 * statistics.median(seconds),
-        "p99": 1000 * seconds[min(len(seconds) - 1, int(0.99 * len(seconds)))],
+        "p99": 1000 * percentile(seconds, 0.99),
         "batches": len(rows),
         "achieved": done / result.elapsed_secs,
+        "drpc_p50": 1000 * statistics.median(queries),
+        "drpc_p99": 1000 * percentile(sorted(queries), 0.99),
+        "queries": len(queries),
     }
+
+
+def latency_line(steady: dict[str, float], rate: float, secs: float) -> str:
+    """The latency and DRPC lines of the report."""
+    return (
+        f"emit-to-commit latency, continuous, {rate:,.0f} tuples/s offered for "
+        f"{secs:g}s into MemoryMapState: p50 {steady['p50']:.0f} ms, p99 "
+        f"{steady['p99']:.0f} ms over {steady['batches']:.0f} batches "
+        f"({steady['achieved']:,.0f} tuples/s achieved)\n"
+        f"DRPC query against the counts meanwhile (REST API, every 50 ms): p50 "
+        f"{steady['drpc_p50']:.1f} ms, p99 {steady['drpc_p99']:.1f} ms over "
+        f"{steady['queries']:.0f} queries"
+    )
+
+
+def percentile(ordered: list[float], q: float) -> float:
+    """The ``q`` quantile of ``ordered`` (nearest rank)."""
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def local_cpu(sentences: list[str], batch: int) -> float:
@@ -163,9 +227,16 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=100_000, help="tuples/s offered")
     parser.add_argument("--secs", type=float, default=20)
     parser.add_argument("--save", action="store_true", help="write docs/benchmarks/trident.txt")
+    parser.add_argument(
+        "--latency-only", action="store_true", help="only the latency and DRPC lines"
+    )
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark, session_secs = warmed_session()
+    if args.latency_only:
+        print(latency_line(latency(spark, args.rate, args.secs), args.rate, args.secs))
+        spark.stop()
+        return
     sentences = generated_sentences(args.sentences)
     rows = [
         (f"trident {row}, {store}", row, store)
@@ -197,10 +268,7 @@ def main() -> None:
     for label, tps in median.items():
         lines.append(f"{label:<34}{tps:>10,.0f}{tps / ss:7.2f}{tps / core:8.2f}")
     lines += [
-        f"emit-to-commit latency, continuous, {args.rate:,.0f} tuples/s offered for "
-        f"{args.secs:g}s into MemoryMapState: p50 {steady['p50']:.0f} ms, p99 "
-        f"{steady['p99']:.0f} ms over {steady['batches']:.0f} batches "
-        f"({steady['achieved']:,.0f} tuples/s achieved)",
+        *latency_line(steady, args.rate, args.secs).splitlines(),
         "CPU per tuple, local engine, start-up included: "
         + ", ".join(f"batches of {b:,} {us:.2f} us" for b, us in cpu.items()),
         "trident rows: one batch in flight (topology.max.spout.pending default), parallelism",

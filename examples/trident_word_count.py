@@ -8,12 +8,28 @@ A batch spout emits Storm's sentences in batches of 5,000; each batch is split, 
 by word, and counted into a ``MemoryMapState`` in its commit, so a replayed batch is
 counted once. The new counts of each commit go out on the stream ``counts``, which the
 run captures for the report.
+
+Its DRPC function ``words`` sums the counts of the words it is given, as Storm's
+``TridentWordCount`` does. Keep the run going (``-t 0``: until Ctrl-C) and ask it from
+another terminal::
+
+    sparkstorm run examples/trident_word_count.py -t 0
+    sparkstorm drpc trident_word_count words "the man"      # [[24000]]
 """
 
 from __future__ import annotations
 
 from sparkstorm import Config, Fields
-from sparkstorm.trident import BaseFunction, Count, FixedBatchSpout, MemoryMapState, TridentTopology
+from sparkstorm.trident import (
+    BaseFunction,
+    Count,
+    FilterNull,
+    FixedBatchSpout,
+    MapGet,
+    MemoryMapState,
+    Sum,
+    TridentTopology,
+)
 
 UNTIL_IDLE = True
 """A finite job: ``sparkstorm run`` ends it once every batch has committed."""
@@ -39,15 +55,22 @@ def topology():
     """What ``sparkstorm run`` runs: 20,000 sentences, counted exactly once."""
     spout = FixedBatchSpout(Fields("sentence"), 5000, *([SENTENCES[i % 5]] for i in range(20_000)))
     trident = TridentTopology()
-    (
+    counts = (
         trident.new_stream("sentences", spout)
         .each(Fields("sentence"), Split(), Fields("word"))
         .parallelism_hint(2)
         .group_by(Fields("word"))
         .persistent_aggregate(MemoryMapState.Factory(), Count(), Fields("count"))
         .parallelism_hint(2)
-        .new_values_stream()
-        .name("counts")
+    )
+    counts.new_values_stream().name("counts")
+    (
+        trident.new_drpc_stream("words")  # served by the run: sparkstorm drpc, the REST API
+        .each(Fields("args"), Split(), Fields("word"))
+        .group_by(Fields("word"))
+        .state_query(counts, Fields("word"), MapGet(), Fields("count"))
+        .each(Fields("count"), FilterNull())
+        .aggregate(Fields("count"), Sum(), Fields("sum"))
     )
     conf = Config()
     conf[Config.SPARKSTORM_CAPTURE] = ["counts"]

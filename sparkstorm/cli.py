@@ -19,6 +19,7 @@ import sys
 import time
 import traceback
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 from collections import Counter
@@ -242,8 +243,8 @@ def _seconds(raw: str) -> float:
     return value
 
 
-def _sparse_seconds(raw: str) -> float | None:
-    """``sparse run -t``'s seconds: 0 or less is no limit."""
+def _sparse_seconds(raw: str) -> float:
+    """``sparse run -t``'s seconds: 0 or less is no limit (``inf``: until stopped)."""
     try:
         value = float(raw)
     except ValueError:
@@ -251,7 +252,7 @@ def _sparse_seconds(raw: str) -> float | None:
     if not math.isfinite(value):
         msg = f"expected a number of seconds, got {raw!r}"
         raise argparse.ArgumentTypeError(msg)
-    return value if value > 0 else None
+    return value if value > 0 else math.inf
 
 
 def check_options(args: argparse.Namespace, conf: dict[str, Any]) -> None:
@@ -414,6 +415,21 @@ def build_parser() -> argparse.ArgumentParser:
     state.add_argument(
         "--json", action="store_true", help="every key, one JSON object a line, nothing else"
     )
+    drpc = sub.add_parser(
+        "drpc",
+        help="call a running Trident topology's DRPC function; print its result (JSON)",
+    )
+    drpc.add_argument("name", help="the running topology's name")
+    drpc.add_argument("function", help="the DRPC function (new_drpc_stream's name)")
+    drpc.add_argument("args", help="the arguments, one string, as Storm's DRPC takes them")
+    drpc.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=None,
+        metavar="SECS",
+        help="the longest to wait for the answer (default: the topology's "
+        "sparkstorm.drpc.request.timeout.secs, 60)",
+    )
     for verb, text in (
         ("activate", "ask a deactivated topology's spouts for tuples again"),
         ("deactivate", "stop asking the spouts for tuples; what is in flight completes"),
@@ -474,6 +490,31 @@ def control(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def call_drpc(args: argparse.Namespace) -> int:
+    """``drpc``: one DRPC call through the running driver's API; its JSON on stdout."""
+    from sparkstorm.control import registry
+
+    path = f"/api/v1/topology/{args.name}/drpc/{urllib.parse.quote(args.function, safe='')}"
+    wait = 600.0  # the driver answers within its own timeout first
+    if args.timeout is not None:
+        path += f"?timeout={args.timeout:g}"
+        wait = args.timeout + 10
+    try:
+        entry = registry.lookup(args.name)
+        answer = _call(entry, "POST", path, args.args.encode(), timeout=wait)
+    except registry.NotRunning as exc:
+        print(f"sparkstorm: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Refused as exc:
+        print(f"sparkstorm: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE if exc.code in (400, 401, 404) else EXIT_FAILED
+    except OSError as exc:
+        print(f"sparkstorm: error: {args.name} did not answer: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    print(json.dumps(answer))
+    return EXIT_OK
+
+
 def show_state(args: argparse.Namespace) -> int:
     """``state``: the committed state of a topology, read from its state provider."""
     from sparkstorm.state import read_committed_state
@@ -513,25 +554,38 @@ def show_state(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _call(entry: dict[str, Any], method: str, path: str, body: Any = None) -> Any:
-    """One request to a running driver's API, with its control token; the JSON answer."""
+def _call(
+    entry: dict[str, Any], method: str, path: str, body: Any = None, *, timeout: float = 10
+) -> Any:
+    """One request to a running driver's API, with its control token; the JSON answer.
+
+    ``body`` goes as JSON, or as it is if it is bytes (a DRPC call's arguments).
+    """
+    raw = isinstance(body, bytes)
     request = urllib.request.Request(
         entry["url"] + path,
-        data=None if body is None else json.dumps(body).encode(),
+        data=body if raw or body is None else json.dumps(body).encode(),
         method=method,
-        headers={"Authorization": f"Bearer {entry['token']}", "Content-Type": "application/json"},
+        headers={
+            "Authorization": f"Bearer {entry['token']}",
+            "Content-Type": "text/plain; charset=utf-8" if raw else "application/json",
+        },
     )
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
             return json.load(response)
     except urllib.error.HTTPError as exc:
         message = json.loads(exc.read() or b"{}").get("error", exc.reason)
         text = f"HTTP {exc.code}: {message}"
-        raise Refused(text) from None
+        raise Refused(text, exc.code) from None
 
 
 class Refused(OSError):
     """The running driver answered, and refused the request (an HTTP error)."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def outcome(result: Any) -> tuple[int, list[str]]:
@@ -623,6 +677,8 @@ def main(argv: list[str] | None = None) -> int:
     install_import_hook()  # a streamparse project's imports give sparkstorm's classes
     if args.command == "state":
         return show_state(args)
+    if args.command == "drpc":
+        return call_drpc(args)
     if args.command != "run":
         return control(args)
     setup_logging()
@@ -634,7 +690,10 @@ def main(argv: list[str] | None = None) -> int:
         return loaded
     topology, conf, module = loaded
     name = args.name or Path(str(args.target).split(":")[0]).stem.split(".")[-1]
+    # -t 0 asks for no limit: until stopped, even for a module that sets UNTIL_IDLE
     until_idle = args.until_idle or (args.duration is None and getattr(module, "UNTIL_IDLE", False))
+    if args.duration == math.inf:
+        args.duration = None
     options: dict[str, Any] = {
         "master": args.master,
         "duration": args.duration,

@@ -70,6 +70,9 @@ SPARKSTORM_RESTART_STABLE_SECS = "sparkstorm.restart.stable.secs"
 SPARKSTORM_WORKER_TIMEOUT_SECS = "sparkstorm.worker.timeout.secs"
 TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS = "topology.trident.batch.emit.interval.millis"
 SPARKSTORM_TRIDENT_MAX_ATTEMPTS = "sparkstorm.trident.max.attempts"
+SPARKSTORM_DRPC_SERVER = "sparkstorm.drpc.server"
+SPARKSTORM_DRPC_FUNCTIONS = "sparkstorm.drpc.functions"
+SPARKSTORM_DRPC_REQUEST_TIMEOUT_SECS = "sparkstorm.drpc.request.timeout.secs"
 
 RESERVED_PREFIXES = ("topology.", "storm.", "sparkstorm.")
 """Namespaces whose keys must be known: a key there that is not is a typo."""
@@ -271,6 +274,9 @@ KINDS: dict[str, _Kind] = {
     SPARKSTORM_WORKER_TIMEOUT_SECS: _SECONDS,
     TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS: _POSITIVE_INT,
     SPARKSTORM_TRIDENT_MAX_ATTEMPTS: _POSITIVE_INT,
+    SPARKSTORM_DRPC_SERVER: _optional(_TEXT),
+    SPARKSTORM_DRPC_FUNCTIONS: _NAMES,
+    SPARKSTORM_DRPC_REQUEST_TIMEOUT_SECS: _SECONDS,
 }
 """Every key sparkstorm reads, with the values it takes."""
 
@@ -324,6 +330,14 @@ DEFAULTS: dict[str, Any] = {
     TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS: 500,
     # a batch failed this many times stops the topology (Storm replays it for ever)
     SPARKSTORM_TRIDENT_MAX_ATTEMPTS: 10,
+    # set by sparkstorm.run for a topology with DRPC functions of no LocalDRPC: where its
+    # tasks reach the run's DRPC server
+    SPARKSTORM_DRPC_SERVER: None,
+    # a Trident coordinator's own configuration: its functions served by the run's server
+    SPARKSTORM_DRPC_FUNCTIONS: [],
+    # how long the REST API and `sparkstorm drpc` wait for an answer (Storm's
+    # drpc.request.timeout.secs is 600)
+    SPARKSTORM_DRPC_REQUEST_TIMEOUT_SECS: 60,
 }
 """Every key sparkstorm reads, with the value used when a topology does not set it."""
 
@@ -390,6 +404,7 @@ class Config(dict[str, Any]):
     SPARKSTORM_WORKER_TIMEOUT_SECS = SPARKSTORM_WORKER_TIMEOUT_SECS
     TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS = TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS
     SPARKSTORM_TRIDENT_MAX_ATTEMPTS = SPARKSTORM_TRIDENT_MAX_ATTEMPTS
+    SPARKSTORM_DRPC_REQUEST_TIMEOUT_SECS = SPARKSTORM_DRPC_REQUEST_TIMEOUT_SECS
 
     def set_num_ackers(self, n: int) -> None:
         """Set ``topology.acker.executors``; 0 turns tracking off (at-most-once)."""

@@ -82,3 +82,10 @@ class StateStoreError(SparkStormError):
 
     .. versionadded:: 0.1.0
     """
+
+
+class DRPCExecutionError(SparkStormError):
+    """A DRPC request failed in the topology (Storm's ``DRPCExecutionException``).
+
+    .. versionadded:: 0.3.0
+    """

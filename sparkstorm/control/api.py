@@ -5,7 +5,7 @@ publishes a :class:`Snapshot` now and then, which the API serves, and takes the
 commands the API puts on ``Control.commands`` between supersteps.
 
 Read-only routes are open. The control routes (activate, deactivate, rebalance, kill)
-need the token (header ``Authorization: Bearer TOKEN``) unless the server listens on
+and DRPC calls need the token (header ``Authorization: Bearer TOKEN``) unless the server listens on
 loopback.
 The web page (``/``, ``/component/ID``) is static HTML and JavaScript that reads this
 API, so the page shows what the API shows.
@@ -23,13 +23,16 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse
+from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from sparkstorm.config import SPARKSTORM_UI_TOKEN
+from sparkstorm.control.drpc import DRPCServer
 from sparkstorm.control.history import WINDOWS, History
+from sparkstorm.errors import DRPCExecutionError
 from sparkstorm.topology.plan import Plan
 from sparkstorm.urls import redacted
 
@@ -92,6 +95,10 @@ class Control:
     """The topology's components and subscriptions (see :func:`topology_graph`)."""
     configuration: dict[str, Any] = field(default_factory=dict)
     """The topology's resolved configuration, passwords masked."""
+    drpc: DRPCServer | None = None
+    """The run's DRPC server, for a topology's functions given none of their own."""
+    drpc_timeout: float = 60.0
+    """How long a DRPC call through the API waits for its answer."""
     history: History = field(init=False)
 
     def __post_init__(self) -> None:
@@ -424,6 +431,38 @@ class _Handlers:
             )
         return workers
 
+    async def drpc(self, request: Request) -> Response:
+        """Storm's DRPC over HTTP: the body is the arguments; the answer, the result's JSON."""
+        if (problem := self.known(request) or self.allowed(request)) is not None:
+            return problem
+        function, server = request.path_params["function"], self.control.drpc
+        if server is None or function not in server.functions:
+            served = ", ".join(sorted(server.functions)) if server is not None else "none"
+            return _error(
+                404,
+                f"topology {self.control.name!r} serves no DRPC function {function!r} "
+                f"(it serves: {served}; a Trident stream new_drpc_stream(FUNCTION) with no "
+                "LocalDRPC is served here)",
+            )
+        try:
+            args = (await request.body()).decode()
+        except UnicodeDecodeError:
+            return _error(400, f"drpc/{function}: the body (the arguments) must be UTF-8 text")
+        raw = request.query_params.get("timeout", str(self.control.drpc_timeout))
+        try:
+            timeout = float(raw)
+        except ValueError:
+            timeout = -1.0
+        if not 0 < timeout <= 86400:
+            return _error(400, f"drpc/{function}?timeout={raw}: the timeout must be seconds > 0")
+        try:
+            answer = await run_in_threadpool(server.execute, function, args, timeout)
+        except DRPCExecutionError as exc:
+            return _error(500, str(exc))
+        except TimeoutError as exc:
+            return _error(504, f"{exc} (sparkstorm.drpc.request.timeout.secs)")
+        return Response(answer, media_type="application/json")
+
     async def page(self, request: Request) -> FileResponse:
         return FileResponse(STATIC / "topology.html")
 
@@ -442,6 +481,7 @@ def build_app(control: Control) -> Starlette:
             Route(base + "/{name}/deactivate", h.operation(DEACTIVATE), methods=["POST"]),
             Route(base + "/{name}/kill/{wait}", h.operation(KILL), methods=["POST"]),
             Route(base + "/{name}/rebalance/{wait}", h.operation(REBALANCE), methods=["POST"]),
+            Route(base + "/{name}/drpc/{function}", h.drpc, methods=["POST"]),
             Route("/", h.page),
             Route("/component/{component}", h.page),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),

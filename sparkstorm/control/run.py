@@ -14,6 +14,8 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from sparkstorm.config import (
+    SPARKSTORM_DRPC_REQUEST_TIMEOUT_SECS,
+    SPARKSTORM_DRPC_SERVER,
     SPARKSTORM_IDLE_GRACE_SECS,
     SPARKSTORM_SPARK_MODE,
     SPARKSTORM_UI_HOST,
@@ -25,6 +27,7 @@ from sparkstorm.config import (
 )
 from sparkstorm.control.clock import WallClock
 from sparkstorm.control.continuous import DRAIN_SECS, ContinuousRuntime
+from sparkstorm.control.drpc import DRPCServer, drpc_functions
 from sparkstorm.control.superstep import TopologyRuntime
 from sparkstorm.engines import make_continuous_engine, make_engine
 from sparkstorm.errors import RunAborted
@@ -119,11 +122,21 @@ def run(
     if until_idle is None:
         until_idle = duration is None
     started = time.monotonic()
-    runtime = _runtime(topology, conf, engine, spark, master=master, name=name, spark_ui=spark_ui)
+    drpc = _drpc_server(topology) if api else None
+    if drpc is not None:  # before the tasks open: they reach it at this address
+        conf = {**(conf or {}), SPARKSTORM_DRPC_SERVER: drpc.url}
+    try:
+        runtime = _runtime(
+            topology, conf, engine, spark, master=master, name=name, spark_ui=spark_ui
+        )
+    except BaseException:
+        if drpc is not None:
+            drpc.close()
+        raise
     startup = time.monotonic() - started
     drain = runtime.conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS]
     stop = threading.Event()
-    server = _serve(runtime, name, engine, master) if api else None
+    server = _serve(runtime, name, engine, master, drpc) if api else None
     if on_start is not None:
         on_start(runtime)
     watchdog = Watchdog(runtime.calling, runtime.conf[SPARKSTORM_WATCHDOG_SECS])
@@ -276,7 +289,15 @@ def _drain(
         _close(server, runtime)
 
 
-def _serve(runtime: Runtime, name: str, engine: str, master: str | None) -> ControlServer:
+def _drpc_server(topology: Topology) -> DRPCServer | None:
+    """The run's DRPC server, for the topology's functions given none of their own."""
+    functions = drpc_functions(topology)
+    return DRPCServer(functions) if functions else None
+
+
+def _serve(
+    runtime: Runtime, name: str, engine: str, master: str | None, drpc: DRPCServer | None
+) -> ControlServer:
     """Start the run's API (the token is made up unless configured) and register it."""
     from sparkstorm.control.api import Control, shown_configuration, topology_graph
     from sparkstorm.control.server import ControlServer, is_loopback
@@ -291,6 +312,8 @@ def _serve(runtime: Runtime, name: str, engine: str, master: str | None) -> Cont
         spark_ui=runtime.engine.ui_url,
         graph=topology_graph(runtime.plan),
         configuration=shown_configuration(runtime.conf),
+        drpc=drpc,
+        drpc_timeout=runtime.conf[SPARKSTORM_DRPC_REQUEST_TIMEOUT_SECS],
     )
     server = ControlServer(control, host, runtime.conf[SPARKSTORM_UI_PORT])
     _publish(server, runtime)
@@ -349,6 +372,8 @@ def _close(server: ControlServer | None, runtime: Runtime) -> None:
     if server is not None:
         _publish(server, runtime, "KILLED")
         server.stop()
+        if server.control.drpc is not None:
+            server.control.drpc.close()
 
 
 class _Interrupted(BaseException):

@@ -26,6 +26,8 @@ from typing import Any
 
 from sparkstorm._types import counts_as_attempt
 from sparkstorm.config import (
+    SPARKSTORM_DRPC_FUNCTIONS,
+    SPARKSTORM_DRPC_SERVER,
     SPARKSTORM_TRIDENT_MAX_ATTEMPTS,
     TOPOLOGY_ACKER_EXECUTORS,
     TOPOLOGY_MAX_SPOUT_PENDING,
@@ -34,6 +36,7 @@ from sparkstorm.config import (
 from sparkstorm.errors import SparkStormError
 from sparkstorm.topology.components import Spout
 from sparkstorm.topology.declarers import OutputFieldsDeclarer
+from sparkstorm.trident.drpc import server_of
 from sparkstorm.trident.nodes import TX, Row
 from sparkstorm.trident.progress import Progress
 from sparkstorm.trident.tuple import TridentCollector
@@ -96,8 +99,12 @@ class Coordinator(Spout):
         declarer.declare(COMMIT_FIELDS, COMMIT_STREAM)
 
     def get_component_configuration(self) -> dict[str, Any]:
-        """Every message of a batch is a tracked tree: the coordinator keeps its own limit."""
-        return {TOPOLOGY_MAX_SPOUT_PENDING: None}
+        """Every message of a batch is a tracked tree: the coordinator keeps its own limit.
+
+        The DRPC functions given no server are named, for the run to serve them.
+        """
+        served = [f for f, server in self.drpc.items() if server is None]
+        return {TOPOLOGY_MAX_SPOUT_PENDING: None, SPARKSTORM_DRPC_FUNCTIONS: served}
 
     def open(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
         """Open the batch spouts; read the limits."""
@@ -126,6 +133,11 @@ class Coordinator(Spout):
         self.drpc_polled = 0.0
         self.requests: dict[int, tuple[str, int]] = {}
         """DRPC request id -> (function, messages outstanding)."""
+        self.servers = {
+            f: server
+            for f, given in self.drpc.items()
+            if (server := server_of(given, conf[SPARKSTORM_DRPC_SERVER])) is not None
+        }
         for spout in self.spouts.values():
             spout.open(conf, context)
         self.partitioned = {t: s for t, s in self.spouts.items() if hasattr(s, "snapshot")}
@@ -144,12 +156,11 @@ class Coordinator(Spout):
         """Commit what may commit, replay what failed, start new batches and requests."""
         self._sync()
         now = time.monotonic()
-        if self.drpc and now >= self.drpc_polled + DRPC_POLL_SECS:
+        if self.servers and now >= self.drpc_polled + DRPC_POLL_SECS:
             self.drpc_polled = now
-            for function, server in self.drpc.items():
-                if server is not None:
-                    for request, args in server.take(function):
-                        self._request(function, request, args)
+            for function, server in self.servers.items():
+                for request, args in server.take(function):
+                    self._request(function, request, args)
 
     # -- batches ---------------------------------------------------------------------
     def _sync(self) -> None:
@@ -319,5 +330,5 @@ class Coordinator(Spout):
 
     def _request_failed(self, request: int, reason: Any) -> None:
         entry = self.requests.pop(request, None)
-        if entry is not None and self.drpc[entry[0]] is not None:
-            self.drpc[entry[0]].fail(request, f"its batch failed ({reason})")
+        if entry is not None:
+            self.servers[entry[0]].fail(request, f"its batch failed ({reason})")

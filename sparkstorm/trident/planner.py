@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from typing_extensions import override
 
+from sparkstorm.config import SPARKSTORM_DRPC_SERVER
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.topology.builder import Topology, TopologyBuilder
 from sparkstorm.topology.fields import Fields
 from sparkstorm.trident.bolt import TridentBolt
 from sparkstorm.trident.coordinator import Coordinator
+from sparkstorm.trident.drpc import server_of
 from sparkstorm.trident.nodes import (
     GLOBAL,
     SHUFFLE,
@@ -46,12 +48,17 @@ class ReturnNode(Node):
     def __init__(self, leaves: list[Node], server: Any, function: str) -> None:
         super().__init__(Fields(), list(leaves))
         self.partition(Partitioning(GLOBAL))
-        self.server = server
+        self.given = server
+        self.function = function
         self.label = f"drpc-return-{function}"
 
     @override
+    def open(self, conf: dict[str, Any], context: Any, index: int, num: int) -> None:
+        self.server = server_of(self.given, conf[SPARKSTORM_DRPC_SERVER])
+
+    @override
     def run(self, batch: BatchInfo, inputs: list[list[Row]], task: Any) -> list[Row]:
-        if self.server is not None:
+        if self.server is not None:  # one the coordinator took the request from
             self.server.respond(batch.txid, [row for rows in inputs for row in rows])
         return []
 

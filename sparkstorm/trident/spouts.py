@@ -15,9 +15,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from sparkstorm.control import mailbox
 from sparkstorm.topology.components import Spout
 from sparkstorm.topology.fields import Fields
-from sparkstorm.trident import driving, mailbox
+from sparkstorm.trident import driving
 from sparkstorm.trident.coordinator import BatchFailedTooOften
 from sparkstorm.trident.tuple import TridentCollector
 

@@ -1,10 +1,10 @@
-"""Calls from a topology's tasks back to an object in the test's process, wherever they run.
+"""Calls from a topology's tasks back to an object in the driver's process, wherever they run.
 
-``LocalDRPC`` and ``FeederBatchSpout`` live in the process that made them (the test's),
-but the tasks that take their requests and batches, and answer them, may run in a Spark
-executor. Such an object serves its calls here: in its own process they are plain
-method calls; from any other process they travel over a ZeroMQ socket on loopback, as
-Storm's ``ReturnResults`` reaches its DRPC server.
+A DRPC server (``LocalDRPC``, or a run's own) and ``FeederBatchSpout`` live in the
+process that made them, but the tasks that take their requests and batches, and answer
+them, may run in a Spark executor. Such an object serves its calls here: in its own
+process they are plain method calls; from any other process they travel over a ZeroMQ
+socket on loopback, as Storm's ``ReturnResults`` reaches its DRPC server.
 """
 
 from __future__ import annotations
