@@ -1,0 +1,51 @@
+"""Trident's proof: a Redis stream -> split -> group_by -> Count into a Redis or PostgreSQL map.
+
+Run through ``sparkstorm run`` and SIGKILLed by ``test_sigkill_proof.py``; configured by
+environment variables: ``PROOF_NAME`` (the stream, the map and the run), and
+``PROOF_KIND``, ``transactional`` (a transactional spout into a transactional Redis map)
+or ``opaque`` (an opaque spout into an opaque PostgreSQL map). Three batches of at most
+50 entries are in flight; the coordinator's progress and the batches' id ranges are kept
+in Redis under ``PROOF_NAME``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from sparkstorm import Config, Fields
+from sparkstorm.connectors.redis_streams_trident import (
+    RedisStreamOpaqueTridentSpout,
+    RedisStreamTridentSpout,
+)
+from sparkstorm.trident import Count, TridentTopology
+from sparkstorm.trident.state.postgres import PostgresMapState
+from sparkstorm.trident.state.redis import RedisMapState
+from tests.trident.ops import SplitData
+
+DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
+REDIS = "redis://127.0.0.1:6379/0"
+
+
+def topology() -> tuple[Any, Config]:
+    name, kind = os.environ["PROOF_NAME"], os.environ["PROOF_KIND"]
+    if kind == "transactional":
+        spout: Any = RedisStreamTridentSpout(REDIS, name, max_batch_size=50)
+        factory = RedisMapState.transactional(REDIS, name)
+    else:
+        spout = RedisStreamOpaqueTridentSpout(REDIS, name, max_batch_size=50)
+        factory = PostgresMapState.opaque(DSN, name)
+    trident = TridentTopology()
+    (
+        trident.new_stream("stream", spout)
+        .each(Fields("data"), SplitData(), Fields("word"))
+        .parallelism_hint(2)
+        .group_by(Fields("word"))
+        .persistent_aggregate(factory, Count(), Fields("count"))
+        .parallelism_hint(2)
+    )
+    conf = Config()
+    conf.set_max_spout_pending(3)
+    conf[Config.TOPOLOGY_STATE_PROVIDER] = "redis"
+    conf[Config.TOPOLOGY_STATE_PROVIDER_CONFIG] = {"url": REDIS, "key_prefix": name}
+    return trident.build(), conf
