@@ -11,6 +11,7 @@ from sparkstorm.errors import (
     ReportedFailedException,
     RunAborted,
     SparkStormError,
+    TopologyHalted,
 )
 from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollector
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
@@ -65,6 +66,7 @@ __all__ = [
     "Topology",
     "TopologyBuilder",
     "TopologyContext",
+    "TopologyHalted",
     "Tuple",
     "TupleWindow",
     "WindowedBolt",

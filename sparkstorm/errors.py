@@ -84,6 +84,17 @@ class StateStoreError(SparkStormError):
     """
 
 
+class TopologyHalted(SparkStormError):
+    """Reported by a component that cannot go on: ``sparkstorm.run`` stops on it.
+
+    The stop is graceful (what is in flight completes), and the run ends with the error
+    (``sparkstorm run``: exit 1). Trident's ``BatchFailedTooOften`` is one. A
+    ``LocalCluster`` keeps the topology, as a test may still ask it questions.
+
+    .. versionadded:: 0.3.0
+    """
+
+
 class DRPCExecutionError(SparkStormError):
     """A DRPC request failed in the topology (Storm's ``DRPCExecutionException``).
 

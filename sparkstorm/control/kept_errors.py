@@ -26,10 +26,14 @@ class KeptErrors(list[ReportedError]):
         """Occurrences (records' counts) of the errors let go."""
         self.trims = 0
         """How many times records were let go (positions held elsewhere moved then)."""
+        self.halted: ReportedError | None = None
+        """The first error that halts the run (``TopologyHalted``), once one came."""
 
     def append(self, error: ReportedError) -> None:
         """Keep ``error``; past the limit, let the oldest after the first ones go."""
         super().append(error)
+        if error.halts and self.halted is None:
+            self.halted = error
         if len(self) > self.limit + self.limit // 4:
             first = min(FIRST, self.limit)
             cut = len(self) - self.limit

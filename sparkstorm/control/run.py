@@ -224,6 +224,8 @@ def _loop(
             quiet_since = None
         if duration is not None and runtime.now() >= duration:
             break
+        if runtime.errors.halted is not None:  # a component cannot go on: stop, saying why
+            break
         if on_progress is not None and time.monotonic() >= next_report:
             on_progress(runtime)
             next_report = time.monotonic() + progress_secs

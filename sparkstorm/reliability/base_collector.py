@@ -23,7 +23,7 @@ from sparkstorm.config import (
     TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS,
     TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL,
 )
-from sparkstorm.errors import InvalidTopologyError
+from sparkstorm.errors import InvalidTopologyError, TopologyHalted
 from sparkstorm.topology.fields import Fields
 from sparkstorm.topology.groupings import StreamRoute
 from sparkstorm.topology.plan import Plan
@@ -54,6 +54,8 @@ class ReportedError:
     recovered: bool = False
     """Something the engine recovered from (a lost superstep or worker): shown and
     logged as a warning, not a failure of the run."""
+    halts: bool = False
+    """A :class:`~sparkstorm.errors.TopologyHalted`: the run stops on it."""
 
 
 class TaskSide(Protocol):
@@ -253,16 +255,18 @@ class BaseCollector:
         text = "".join(traceback.format_exception_only(type(error), error)).strip()
         verdict = self._throttle.admit(text, self._now)
         where = (self._component_id, self._task_id, self._now, text)
+        halts = isinstance(error, TopologyHalted)
         if verdict is ErrorThrottle.COUNT:
             for i in range(len(self.errors) - 1, -1, -1):
                 if self.errors[i].message == text:
                     self.errors[i] = replace(self.errors[i], count=self.errors[i].count + 1)
                     return
-            self.errors.append(ReportedError(*where, throttled=True))
+            self.errors.append(ReportedError(*where, throttled=True, halts=halts))
         elif verdict is ErrorThrottle.LOG_FIRST and error.__traceback__ is not None:
-            self.errors.append(ReportedError(*where, traceback=users_traceback(error)))
+            trace = users_traceback(error)
+            self.errors.append(ReportedError(*where, traceback=trace, halts=halts))
         else:
-            self.errors.append(ReportedError(*where))
+            self.errors.append(ReportedError(*where, halts=halts))
 
 
 _OWN_FILES = str(Path(__file__).resolve().parents[1])

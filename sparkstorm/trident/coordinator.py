@@ -33,7 +33,7 @@ from sparkstorm.config import (
     TOPOLOGY_MAX_SPOUT_PENDING,
     TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS,
 )
-from sparkstorm.errors import SparkStormError
+from sparkstorm.errors import TopologyHalted
 from sparkstorm.topology.components import Spout
 from sparkstorm.topology.declarers import OutputFieldsDeclarer
 from sparkstorm.trident.drpc import server_of
@@ -54,7 +54,7 @@ DRPC_POLL_SECS = 0.002
 """How often the DRPC servers are asked for requests (a call to another process)."""
 
 
-class BatchFailedTooOften(SparkStormError):
+class BatchFailedTooOften(TopologyHalted):
     """A batch failed ``sparkstorm.trident.max.attempts`` times: the topology stops.
 
     .. versionadded:: 0.3.0

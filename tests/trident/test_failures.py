@@ -18,6 +18,7 @@ from sparkstorm.trident import (
     TridentTopology,
     TupleCollectionGet,
 )
+from tests.test_cli import sparkstorm
 from tests.trident.ops import FailOnceOn, Poison, Split
 
 
@@ -85,3 +86,13 @@ def test_a_batch_that_always_fails_stops_the_topology_naming_it(cluster):
     assert re.search(r"Trident batch \d+ failed 3 times", message), message
     assert "digest: ValueError: cannot digest 'arsenic'" in message
     assert counts_of(drpc) == {"bread": 1, "and": 1, "butter": 1}  # nothing of it committed
+
+
+def test_sparkstorm_run_stops_on_a_batch_that_always_fails_with_exit_1():
+    """Even a run asked to go on until stopped (``-t 0``) ends, saying why in one line."""
+    target = "tests/trident/poison_topology.py:topology"
+    done = sparkstorm("run", target, "--engine", "local", "--quiet", "--no-ui", "-t", "0")
+    assert done.returncode == 1, done.stdout + done.stderr
+    said = done.stdout + done.stderr
+    assert re.search(r"BatchFailedTooOften: Trident batch 2 failed 3 times", said), said
+    assert "digest: ValueError: cannot digest 'arsenic'" in said
