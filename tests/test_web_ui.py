@@ -171,7 +171,10 @@ def test_the_page_shows_what_the_api_shows_and_its_buttons_control_the_run(brows
             "return [...document.querySelectorAll('#configuration th')].map((th) => th.textContent)"
         )
         assert "topology.message.timeout.secs" in config_rows
-        assert "numbers acked" in browser.find_element(By.ID, "plot-rates").text
+        until(  # the plots are drawn once the page's first history fetch came back
+            lambda: "numbers acked" in browser.find_element(By.ID, "plot-rates").text,
+            "the rates plot's legend",
+        )
         screenshots = Path(os.environ.get("SPARKSTORM_SCREENSHOTS") or tmp_path)
         screenshots.mkdir(parents=True, exist_ok=True)
         assert browser.save_screenshot(str(screenshots / "topology-page.png"))

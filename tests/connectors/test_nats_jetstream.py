@@ -116,9 +116,11 @@ def test_every_message_is_acked_or_dead_lettered(names, engine, request):
         return msg.data, msg.headers
 
     data, headers = js(dead)
-    assert data == b"poison" and headers[ATTEMPTS_HEADER] == "2"
+    assert result.stats["messages"]["fail_reasons"] == {"explicit": 2}  # tried twice
+    # the header is the server's delivery count: on a loaded machine a fetch cut short
+    # at its deadline leaves a delivery the spout never saw (redelivered after ack_wait)
+    assert data == b"poison" and int(headers[ATTEMPTS_HEADER]) >= 2
     assert headers[REASON_HEADER].startswith("explicit by check:")
-    assert result.stats["messages"]["fail_reasons"] == {"explicit": 2}
 
 
 def test_an_undecodable_payload_is_dead_lettered_naming_it(names):
