@@ -13,6 +13,9 @@ from typing import Any
 from rich import box
 from rich.console import Group
 from rich.table import Table
+from rich.text import Text
+
+from sparkstorm.control.api import trident_batches
 
 SPOUT_COLUMNS = [
     ("emitted", "Emitted"),
@@ -136,7 +139,7 @@ def stats_table(stats: dict[str, dict[str, Any]], title: str, width: int | None 
     bolts = sorted((c, r) for c, r in stats.items() if r.get("kind") == "bolt")
     bolts += [(c, r) for c, r in stats.items() if r.get("kind") == "acker"]
     state = STATE_COLUMNS if any(r.get("snapshots") for _, r in bolts) else []
-    return Group(
+    tables: list[Table | Text] = [
         _table(
             f"{title}\nSpouts" + _batch(spouts),
             SPOUT_COLUMNS,
@@ -145,4 +148,23 @@ def stats_table(stats: dict[str, dict[str, Any]], title: str, width: int | None 
             width=width,
         ),
         _table("Bolts", BOLT_COLUMNS + state, bolts, reasons=False, width=width),
+    ]
+    batches = trident_batches(stats)
+    if batches is not None:
+        tables.append(Text(trident_line(batches)))
+    return Group(*tables)
+
+
+def trident_line(b: dict[str, Any]) -> str:
+    """A Trident topology's batches in one line, under the tables."""
+    line = (
+        f"Trident: txid {b['committedTxid']:,} committed ({b['committedBatches']:,} with "
+        f"tuples), {b['inFlight']} in flight; {b['batchTuples']:,.0f} tuples a batch; processing "
+        f"p50 {b['processingMsP50']:g} ms (p99 {b['processingMsP99']:g}), commit p50 "
+        f"{b['commitMsP50']:g} ms; {b['replays']:,} replays"
     )
+    if b["drpcRequests"]:
+        line += f"; {b['drpcRequests']:,} DRPC requests"
+    if b["halted"]:
+        line += f"\nHALTED: {b['halted']}"
+    return line

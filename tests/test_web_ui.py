@@ -289,3 +289,22 @@ def test_the_page_shows_the_continuous_workers_and_their_checkpoints(browser, sp
     finally:
         live.http.post("/api/v1/topology/web-workers/kill/5")
         live.thread.join(60)
+
+
+def test_a_trident_topology_shows_its_batches(browser):
+    from tests.trident.test_drpc_served import word_count_served
+
+    live = Running("local", None, "web-trident", make=word_count_served)
+    try:
+        browser.get(live.url + "/")
+        until(
+            lambda: "(12 with tuples" in (text_of(browser, '[data-field="Trident batches"]') or ""),
+            "the 12 batches committed, on the page",
+        )
+        assert text_of(browser, '[data-field="Batch size"]') == "10 tuples"
+        latency = text_of(browser, '[data-field="Batch latency"]')
+        assert re.fullmatch(r"processing p50 [\d.]+ ms, p99 [\d.]+; commit p50 [\d.]+ ms", latency)
+        assert text_of(browser, '[data-field="Replays"]') == "0"
+    finally:
+        live.http.post(f"/api/v1/topology/{live.name}/kill/5")
+        live.thread.join(60)

@@ -37,6 +37,8 @@ from sparkstorm.topology.plan import Plan
 from sparkstorm.urls import redacted
 
 ACTIVATE, DEACTIVATE, KILL, REBALANCE = "activate", "deactivate", "kill", "rebalance"
+TRIDENT_METRIC = "trident"
+"""The metric a Trident coordinator reports its batches in (``trident/watching.py``)."""
 
 
 class Command(NamedTuple):
@@ -170,6 +172,7 @@ def _summary(control: Control) -> dict[str, Any]:
         "supersteps": snap.supersteps,
         "inFlight": snap.in_flight,
         "checkpoints": snap.checkpoints,
+        "trident": trident_batches(snap.stats),
         "tasksTotal": sum(row.get("tasks", 0) for row in snap.stats.values()),
     }
 
@@ -194,6 +197,7 @@ def _component(
         "acked": row.get("acked", 0),
         "failed": row.get("failed", 0),
         "lastError": _last_error(control, component),
+        "metrics": _as_json(row.get("metrics", {})),
     }
     if row.get("kind") == "spout":
         shown = {
@@ -220,6 +224,19 @@ def _component(
     if window is not None:
         shown.update((key, value) for key, value in window.items() if key in shown)
     return shown
+
+
+def _as_json(value: Any) -> Any:
+    """``value`` as JSON carries it: what JSON has no type for, as its ``str``."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def trident_batches(stats: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """A Trident topology's batches: its coordinator's latest metric ``trident``."""
+    for row in stats.values():
+        if TRIDENT_METRIC in row.get("metrics", {}):
+            return _as_json(row["metrics"][TRIDENT_METRIC])  # type: ignore[no-any-return]
+    return None
 
 
 def _output_stats(row: dict[str, Any]) -> list[dict[str, Any]]:

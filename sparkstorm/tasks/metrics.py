@@ -183,8 +183,20 @@ def by_component(tasks: list[TaskStats], superstep_secs: float) -> dict[str, dic
         row["fail_reasons"] = reasons
         row["output_stats"] = _output_stats(members)
         row["input_stats"] = _input_stats(members)
+        row["metrics"] = latest_metrics(members)
         totals[component] = row
     return totals
+
+
+def latest_metrics(members: list[TaskStats]) -> dict[str, Any]:
+    """The newest value of each registered metric of these tasks (whichever task sent it)."""
+    newest: dict[str, tuple[float, Any]] = {}
+    for s in members:
+        for _, at, _, values in s.metric_points:
+            for name, value in values:
+                if name not in newest or at >= newest[name][0]:
+                    newest[name] = (at, value)
+    return {name: value for name, (_, value) in sorted(newest.items())}
 
 
 def _output_stats(members: list[TaskStats]) -> list[dict[str, Any]]:

@@ -40,6 +40,7 @@ from sparkstorm.trident.drpc import server_of
 from sparkstorm.trident.nodes import TX, Row
 from sparkstorm.trident.progress import Progress
 from sparkstorm.trident.tuple import TridentCollector
+from sparkstorm.trident.watching import METRIC, BatchWatch
 from sparkstorm.trident.wiring import (
     COMMIT_FIELDS,
     COMMIT_STREAM,
@@ -133,6 +134,7 @@ class Coordinator(Spout):
         self.drpc_polled = 0.0
         self.requests: dict[int, tuple[str, int]] = {}
         """DRPC request id -> (function, messages outstanding)."""
+        self.watch = context.register_metric(METRIC, BatchWatch(), 1)
         self.servers = {
             f: server
             for f, given in self.drpc.items()
@@ -183,6 +185,8 @@ class Coordinator(Spout):
                 if not batch.replayed:  # the spouts are dry: ask them again later
                     self.dry_until = time.monotonic() + self.interval
                     break
+        self.watch.in_flight = len(self.batches)
+        self.watch.max_attempt = max((b.attempt for b in self.batches.values()), default=0)
 
     def _ready(self, txid: int) -> bool:
         """Whether every spout that can say so has a batch for ``txid``."""
@@ -199,6 +203,7 @@ class Coordinator(Spout):
                 continue
             batch.state = COMMITTING
             batch.outstanding = 1
+            self.watch.committing(batch.txid)
             key: BatchKey = (TX, batch.txid, batch.attempt, True)
             self.collector.emit([(batch.txid, batch.attempt)], (key, 0), COMMIT_STREAM)
             return
@@ -214,6 +219,7 @@ class Coordinator(Spout):
             new_metadata |= bool(emitted)
             batch.replayed |= emitted is False
             rows[tx_id] = collector.emitted
+        self.watch.emitted(batch.txid, batch.attempt, sum(map(len, rows.values())))
         if batch.attempt == 0 and not any(rows.values()):
             batch.empty = True
             batch.state = PROCESSED
@@ -223,7 +229,7 @@ class Coordinator(Spout):
         key: BatchKey = (TX, batch.txid, batch.attempt, False)
         batch.outstanding = self._send(key, [(self.spout_edges[t], r) for t, r in rows.items()])
         if batch.outstanding == 0:
-            batch.state = PROCESSED
+            self._processed(batch)
 
     def _send(self, key: BatchKey, what: list[tuple[list[Edge], list[Row]]]) -> int:
         sent = 0
@@ -240,9 +246,14 @@ class Coordinator(Spout):
     def _metadata(self) -> dict[str, Any]:
         return {t: s.snapshot() for t, s in self.partitioned.items()}
 
+    def _processed(self, batch: _Batch) -> None:
+        batch.state = PROCESSED
+        self.watch.processed(batch.txid)
+
     def _committed(self, txid: int) -> None:
         self.committed = txid
         empty = self.batches.pop(txid).empty
+        self.watch.committed_now(txid, empty)
         for spout in self.partitioned.values():
             spout.ack(txid)
         if not empty:  # an empty batch wrote nothing, and moved no range
@@ -271,7 +282,7 @@ class Coordinator(Spout):
         if commit_phase:
             self._committed(txid)
         else:
-            batch.state = PROCESSED
+            self._processed(batch)
         self._sync()
 
     def fail(self, msg_id: Any, reason: Any = None) -> None:
@@ -304,6 +315,7 @@ class Coordinator(Spout):
             f"(sparkstorm.trident.max.attempts); the last failure: {reason}. Nothing after "
             f"it was committed; a restart resumes from it"
         )
+        self.watch.halted = self.halted
         self.collector.report_error(BatchFailedTooOften(self.halted))
         for spout in self.spouts.values():
             halt = getattr(spout, "halt", None)
@@ -312,6 +324,7 @@ class Coordinator(Spout):
 
     # -- DRPC ------------------------------------------------------------------------
     def _request(self, function: str, request: int, args: str) -> None:
+        self.watch.drpc_requests += 1
         key: BatchKey = (("drpc", function), request, 0, False)
         sent = self._send(key, [(self.drpc_edges[function], [[args]])])
         self.requests[request] = (function, sent)

@@ -57,6 +57,11 @@ def test_trident_word_count(engine, request, capsys):
     sentences = [trident_word_count.SENTENCES[i % 5] for i in range(20_000)]
     assert final == dict(Counter(w for s in sentences for w in s.split()))
     assert result.stats["trident-coordinator"]["failed"] == 0
+    batches = result.stats["trident-coordinator"]["metrics"]["trident"]  # what the UI shows
+    assert batches["committedTxid"] == batches["txid"] >= 4  # 20,000 sentences in 5,000s
+    assert batches["committedBatches"] == 4 and batches["batchTuples"] == 5000
+    assert batches["inFlight"] == 0 and batches["replays"] == 0 and batches["halted"] is None
+    assert batches["processingMsP50"] > 0 and batches["commitMsP50"] > 0
     trident_word_count.report(result)
     assert "the 20,000" in capsys.readouterr().out
 

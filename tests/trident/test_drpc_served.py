@@ -91,6 +91,17 @@ def test_a_runs_drpc_function_is_served_by_its_api_and_the_command_line(engine, 
         assert time.monotonic() < deadline, f"the counts stayed at {answer}, not [[{want}]]"
         time.sleep(0.2)
     assert words("four score cow") == [[expected_sum("four score cow")]]
+
+    def batches():  # the coordinator's figures, as the page and the live table show them
+        return live.get(f"/{live.name}")["trident"] or {}  # None before its first second
+
+    live.until(lambda: batches().get("drpcRequests", 0) >= 2, "the DRPC requests counted")
+    shown = batches()
+    assert shown["committedTxid"] >= 12 and shown["committedBatches"] == 12  # 120 / 10
+    assert shown["batchTuples"] == 10 and shown["replays"] == 0 and shown["halted"] is None
+    assert live.get("/summary")["topologies"][0]["trident"]["committedTxid"] >= 12
+    coordinator = live.get(f"/{live.name}/component/trident-coordinator")
+    assert coordinator["metrics"]["trident"]["committedBatches"] == 12
     assert words("nosuchword") == [[0]]  # a combiner over no tuples gives its zero, as Storm
 
     cli = sparkstorm("drpc", live.name, "words", "moon store")

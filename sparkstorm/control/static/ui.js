@@ -82,6 +82,10 @@ function fill(table, columns, rows, link) {
 
 // What each figure counts, shown when the pointer rests on its label.
 const MEANING = {
+  "Trident batches": "the last txid committed; of the batches so far, those the spouts filled and those they left empty (committed at once); batches being processed or committed now",
+  "Batch size": "tuples the spouts emitted a batch (median of the last 100)",
+  "Batch latency": "from a batch's emit until every task finished it, and its commit (last 100 batches)",
+  "Replays": "batches emitted again after a failure or a timeout (each later one in flight counts)",
   "In flight": "tuples waiting to run or moving between tasks now",
   "Pending": "tracked spout messages whose tuple tree has not completed yet",
   "Supersteps": "Spark jobs run (superstep mode), or the workers' loop turns (continuous mode)",
@@ -244,10 +248,25 @@ function showSummary(summary) {
     ["Spark UI", summary.sparkUi, summary.sparkUi],
     ...(checkpoint ? [["Checkpoint", `${checkpoint.committedTxid} committed, ${checkpoint.phase}; ` +
       `${checkpoint.commits} commits, ${checkpoint.rollbacks} rollbacks this run`]] : []),
+    ...tridentFacts(summary.trident),
   ]);
   document.getElementById("activate").disabled = status !== "INACTIVE";
   document.getElementById("deactivate").disabled = status !== "ACTIVE";
   document.getElementById("kill").disabled = status === "KILLED";
+}
+
+// A Trident topology's batches (its coordinator's metric "trident").
+function tridentFacts(b) {
+  if (!b) return [];
+  return [
+    ["Trident batches", `txid ${b.committedTxid.toLocaleString("en-US")} committed (${b.committedBatches.toLocaleString("en-US")} ` +
+      `with tuples, ${b.emptyBatches.toLocaleString("en-US")} empty), ${b.inFlight} in flight` +
+      (b.maxAttempt ? ` (attempt ${b.maxAttempt + 1})` : "")],
+    ["Batch size", `${compact(b.batchTuples)} tuples`],
+    ["Batch latency", `processing p50 ${b.processingMsP50} ms, p99 ${b.processingMsP99}; commit p50 ${b.commitMsP50} ms`],
+    ["Replays", `${b.replays}` + (b.drpcRequests ? `; ${b.drpcRequests} DRPC requests` : "")],
+    ...(b.halted ? [["Halted", b.halted]] : []),
+  ];
 }
 
 // One uPlot per figure; redrawn when its series change, else given new data.
