@@ -51,6 +51,9 @@ from sparkstorm.trident.wiring import (
 )
 
 PROCESSING, PROCESSED, COMMITTING = "processing", "processed", "committing"
+STORE_RETRY_SECS = 0.25
+"""After the checkpoint store failed, how long before a batch is emitted again (within
+``sparkstorm.idle.grace.secs``, so an until-idle run does not end on the wait)."""
 DRPC_POLL_SECS = 0.002
 """How often the DRPC servers are asked for requests (a call to another process)."""
 
@@ -73,6 +76,8 @@ class _Batch:
     failures: int = 0
     replayed: bool = False
     """Emitted again from kept metadata (a restart's batch in flight), not a new poll."""
+    unkept: bool = False
+    """Its spouts' new metadata is not in the checkpoint store yet (the store failed)."""
 
 
 class Coordinator(Spout):
@@ -129,6 +134,7 @@ class Coordinator(Spout):
         self.committed = self.progress.committed()
         self.next_txid = self.committed + 1
         self.dry_until = 0.0
+        self.store_retry_at = 0.0
         self.turn = 0
         self.halted: str | None = None
         self.drpc_polled = 0.0
@@ -169,6 +175,8 @@ class Coordinator(Spout):
         if self.halted is not None:  # a stopped topology commits nothing, still answers queries
             return
         self._commit_ready()
+        if time.monotonic() < self.store_retry_at:  # the checkpoint store failed: wait
+            return
         for batch in sorted(self.batches.values(), key=lambda b: b.txid):
             if not batch.sent:
                 self._emit(batch)
@@ -212,11 +220,10 @@ class Coordinator(Spout):
         """Ask the spouts for the batch's tuples and send them."""
         batch.sent = True
         rows: dict[str, list[Row]] = {}
-        new_metadata = False
         for tx_id, spout in self.spouts.items():
             collector = TridentCollector()
             emitted = spout.emit_batch(batch.txid, collector)
-            new_metadata |= bool(emitted)
+            batch.unkept |= bool(emitted)
             batch.replayed |= emitted is False
             rows[tx_id] = collector.emitted
         self.watch.emitted(batch.txid, batch.attempt, sum(map(len, rows.values())))
@@ -224,8 +231,8 @@ class Coordinator(Spout):
             batch.empty = True
             batch.state = PROCESSED
             return
-        if new_metadata:  # the batch's ranges are stored before any of its tuples leave
-            self.progress.commit(self.committed, self._metadata())
+        if batch.unkept and not self._keep(batch):  # ranges stored before any tuple leaves
+            return
         key: BatchKey = (TX, batch.txid, batch.attempt, False)
         batch.outstanding = self._send(key, [(self.spout_edges[t], r) for t, r in rows.items()])
         if batch.outstanding == 0:
@@ -243,6 +250,24 @@ class Coordinator(Spout):
                     sent += 1
         return sent
 
+    def _keep(self, batch: _Batch) -> bool:
+        """Store the spouts' new metadata; if the store fails, emit the batch again later."""
+        try:
+            self.progress.commit(self.committed, self._metadata())
+        except Exception as exc:
+            batch.sent = False
+            self.store_retry_at = time.monotonic() + STORE_RETRY_SECS
+            self.collector.report_error(
+                ConnectionError(
+                    f"Trident batch {batch.txid}: the checkpoint store failed ({exc}); its "
+                    f"ranges must be kept before it is emitted: trying again in "
+                    f"{STORE_RETRY_SECS:g} s"
+                )
+            )
+            return False
+        batch.unkept = False
+        return True
+
     def _metadata(self) -> dict[str, Any]:
         return {t: s.snapshot() for t, s in self.partitioned.items()}
 
@@ -257,7 +282,13 @@ class Coordinator(Spout):
         for spout in self.partitioned.values():
             spout.ack(txid)
         if not empty:  # an empty batch wrote nothing, and moved no range
-            self.progress.commit(txid, self._metadata())
+            try:
+                self.progress.commit(txid, self._metadata())
+            except Exception as exc:  # the next commit stores a later txid; a restart
+                # before it replays from the last one kept, which the states skip
+                self.collector.report_error(
+                    ConnectionError(f"Trident batch {txid}: the checkpoint store failed ({exc})")
+                )
         for tx_id, spout in self.spouts.items():
             if tx_id in self.partitioned:
                 continue

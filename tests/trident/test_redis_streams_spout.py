@@ -9,6 +9,8 @@ start again would count the first entries twice).
 
 from __future__ import annotations
 
+import itertools
+import time
 import uuid
 from collections import Counter
 
@@ -21,6 +23,7 @@ from sparkstorm.connectors.redis_streams_trident import (
     RedisStreamTridentSpout,
 )
 from sparkstorm.trident import Count, TridentTopology
+from sparkstorm.trident.progress import Progress
 from sparkstorm.trident.state.redis import RedisMapState
 from tests.conftest import REDIS_URL
 from tests.trident.ops import FlakyMap, SplitData
@@ -79,3 +82,40 @@ def test_an_opaque_spout_into_a_transactional_map_is_refused(names):
     topology = word_count(names, spout, RedisMapState.transactional(REDIS_URL, names))
     with pytest.raises(InvalidTopologyError, match="the opaque spout 'stream' feeds"):
         topology.build()
+
+
+def test_a_checkpoint_store_that_fails_holds_the_batches_back_and_loses_nothing(
+    cluster_factory, names, monkeypatch
+):
+    """The ranges of a batch are stored before it leaves: while the store fails, it waits."""
+    client = redis.Redis.from_url(REDIS_URL)
+    sentences = [f"w{i % 13} w{i % 7} common" for i in range(400)]
+    for sentence in sentences:
+        client.xadd(names, {"sentence": sentence})
+    calls = itertools.count()
+    kept = Progress.commit
+
+    def flaky(self, txid, spouts=None):
+        if next(calls) in (3, 4, 9):  # a batch's ranges twice in a row, a commit once
+            msg = "the store is restarting"
+            raise redis.ConnectionError(msg)
+        kept(self, txid, spouts)
+
+    monkeypatch.setattr(Progress, "commit", flaky)
+    conf = {
+        "topology.max.spout.pending": 3,
+        "topology.state.provider": "redis",
+        "topology.state.provider.config": {"url": REDIS_URL, "key_prefix": names},
+    }
+    cluster = cluster_factory("local")
+    spout = RedisStreamTridentSpout(REDIS_URL, names, max_batch_size=50)
+    factory = RedisMapState.transactional(REDIS_URL, names)
+    cluster.submit_topology("stored", conf, word_count(names, spout, factory).build())
+    expected = Counter(w for s in sentences for w in s.split())
+    deadline = time.monotonic() + 30
+    while stored_counts(names, "transactional") != expected:  # a held batch is no tuple in
+        assert time.monotonic() < deadline, stored_counts(names, "transactional")  # flight
+        cluster.wait_until_idle()
+    said = [e.message for e in cluster.errors("stored")]
+    assert sum("the checkpoint store failed" in m for m in said) == 3, said
+    assert any("its ranges must be kept before it is emitted" in m for m in said), said
