@@ -51,9 +51,9 @@ from sparkstorm.trident.wiring import (
 )
 
 PROCESSING, PROCESSED, COMMITTING = "processing", "processed", "committing"
-STORE_RETRY_SECS = 0.25
-"""After the checkpoint store failed, how long before a batch is emitted again (within
-``sparkstorm.idle.grace.secs``, so an until-idle run does not end on the wait)."""
+RETRY_SECS = 0.25
+"""After a spout or the checkpoint store failed, how long before a batch is emitted again
+(within ``sparkstorm.idle.grace.secs``, so an until-idle run does not end on the wait)."""
 DRPC_POLL_SECS = 0.002
 """How often the DRPC servers are asked for requests (a call to another process)."""
 
@@ -134,7 +134,7 @@ class Coordinator(Spout):
         self.committed = self.progress.committed()
         self.next_txid = self.committed + 1
         self.dry_until = 0.0
-        self.store_retry_at = 0.0
+        self.retry_at = 0.0
         self.turn = 0
         self.halted: str | None = None
         self.drpc_polled = 0.0
@@ -175,7 +175,7 @@ class Coordinator(Spout):
         if self.halted is not None:  # a stopped topology commits nothing, still answers queries
             return
         self._commit_ready()
-        if time.monotonic() < self.store_retry_at:  # the checkpoint store failed: wait
+        if time.monotonic() < self.retry_at:  # a spout's source or the store failed: wait
             return
         for batch in sorted(self.batches.values(), key=lambda b: b.txid):
             if not batch.sent:
@@ -222,7 +222,11 @@ class Coordinator(Spout):
         rows: dict[str, list[Row]] = {}
         for tx_id, spout in self.spouts.items():
             collector = TridentCollector()
-            emitted = spout.emit_batch(batch.txid, collector)
+            try:
+                emitted = spout.emit_batch(batch.txid, collector)
+            except Exception as exc:  # its source is down, say: the whole batch waits
+                self._hold(batch, f"spout {tx_id!r} could not emit it", exc)
+                return
             batch.unkept |= bool(emitted)
             batch.replayed |= emitted is False
             rows[tx_id] = collector.emitted
@@ -255,18 +259,22 @@ class Coordinator(Spout):
         try:
             self.progress.commit(self.committed, self._metadata())
         except Exception as exc:
-            batch.sent = False
-            self.store_retry_at = time.monotonic() + STORE_RETRY_SECS
-            self.collector.report_error(
-                ConnectionError(
-                    f"Trident batch {batch.txid}: the checkpoint store failed ({exc}); its "
-                    f"ranges must be kept before it is emitted: trying again in "
-                    f"{STORE_RETRY_SECS:g} s"
-                )
-            )
+            why = "the checkpoint store failed; its ranges must be kept before it is emitted"
+            self._hold(batch, why, exc)
             return False
         batch.unkept = False
         return True
+
+    def _hold(self, batch: _Batch, why: str, exc: Exception) -> None:
+        """Emit ``batch`` again in a moment (nothing of it left), saying why."""
+        batch.sent = False
+        self.retry_at = time.monotonic() + RETRY_SECS
+        self.collector.report_error(
+            ConnectionError(
+                f"Trident batch {batch.txid}: {why} ({type(exc).__name__}: {exc}); trying "
+                f"again in {RETRY_SECS:g} s"
+            )
+        )
 
     def _metadata(self) -> dict[str, Any]:
         return {t: s.snapshot() for t, s in self.partitioned.items()}

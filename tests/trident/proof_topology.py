@@ -1,11 +1,12 @@
 """Trident's proof: a Redis stream -> split -> group_by -> Count into a Redis or PostgreSQL map.
 
 Run through ``sparkstorm run`` and SIGKILLed by ``test_sigkill_proof.py``; configured by
-environment variables: ``PROOF_NAME`` (the stream, the map and the run), and
-``PROOF_KIND``, ``transactional`` (a transactional spout into a transactional Redis map)
-or ``opaque`` (an opaque spout into an opaque PostgreSQL map). Three batches of at most
-50 entries are in flight; the coordinator's progress and the batches' id ranges are kept
-in Redis under ``PROOF_NAME``.
+environment variables: ``PROOF_NAME`` (the stream, the map and the run),
+``PROOF_REDIS`` (the Redis of the stream, the map and the progress; default the
+loopback one), and ``PROOF_KIND``, ``transactional`` (a transactional spout into a
+transactional Redis map) or ``opaque`` (an opaque spout into an opaque PostgreSQL map).
+Three batches of at most 50 entries are in flight; the coordinator's progress and the
+batches' id ranges are kept in Redis under ``PROOF_NAME``.
 """
 
 from __future__ import annotations
@@ -29,11 +30,12 @@ REDIS = "redis://127.0.0.1:6379/0"
 
 def topology() -> tuple[Any, Config]:
     name, kind = os.environ["PROOF_NAME"], os.environ["PROOF_KIND"]
+    redis = os.environ.get("PROOF_REDIS", REDIS)
     if kind == "transactional":
-        spout: Any = RedisStreamTridentSpout(REDIS, name, max_batch_size=50)
-        factory = RedisMapState.transactional(REDIS, name)
+        spout: Any = RedisStreamTridentSpout(redis, name, max_batch_size=50)
+        factory = RedisMapState.transactional(redis, name)
     else:
-        spout = RedisStreamOpaqueTridentSpout(REDIS, name, max_batch_size=50)
+        spout = RedisStreamOpaqueTridentSpout(redis, name, max_batch_size=50)
         factory = PostgresMapState.opaque(DSN, name)
     trident = TridentTopology()
     (
@@ -47,5 +49,5 @@ def topology() -> tuple[Any, Config]:
     conf = Config()
     conf.set_max_spout_pending(3)
     conf[Config.TOPOLOGY_STATE_PROVIDER] = "redis"
-    conf[Config.TOPOLOGY_STATE_PROVIDER_CONFIG] = {"url": REDIS, "key_prefix": name}
+    conf[Config.TOPOLOGY_STATE_PROVIDER_CONFIG] = {"url": redis, "key_prefix": name}
     return trident.build(), conf

@@ -1,4 +1,4 @@
-"""Trident's exactly-once under SIGKILL: kill the run at random points, restart, compare.
+"""Trident's exactly-once under faults: SIGKILL of the run, of a worker, a store restart.
 
 A Redis stream -> split -> Count into a map (``proof_topology.py``), three batches in
 flight. Each run's whole process group (the driver, and in the continuous mode Spark's
@@ -12,7 +12,10 @@ and the coordinator's progress, in a commit half written over the state's partit
 
 from __future__ import annotations
 
+import json
+import os
 import random
+import signal
 import time
 import uuid
 from collections import Counter
@@ -22,7 +25,8 @@ import pytest
 import redis
 
 from sparkstorm.state.stores import open_store
-from tests.run_process import ROOT, RunProcess
+from tests.run_process import ROOT, RunProcess, spark_python_workers
+from tests.state.test_store_restart import RedisServer, free_port
 from tests.trident.proof_topology import DSN, REDIS
 from tests.trident.test_map_states import stored_counts
 
@@ -77,3 +81,58 @@ def test_sigkill_at_random_points_of_the_batch_cycle_counts_exactly_once(
 
 def store(kind: str) -> str:
     return "redis" if kind == "transactional" else "postgres"
+
+
+def test_the_store_restarted_mid_run_loses_nothing_and_counts_nothing_twice(tmp_path):
+    """A Redis of the test's own holds the stream, the map and the progress; it is stopped
+    for two seconds mid-run: the calls wait for it (the stores' retry), the batches go on
+    after it, and the counts are exact."""
+    server = RedisServer(free_port(), tmp_path)
+    server.start()
+    url = f"redis://127.0.0.1:{server.port}/0"
+    try:
+        client = redis.Redis.from_url(url)
+        pipe = client.pipeline()
+        for sentence in SENTENCES:
+            pipe.xadd("restarted", {"sentence": sentence})
+        pipe.execute()
+        env = {"PROOF_NAME": "restarted", "PROOF_KIND": "transactional", "PROOF_REDIS": url}
+        run = RunProcess(TARGET, "local", tmp_path, "--name", "restarted", "--until-idle", env=env)
+        progress = open_store("redis", {"url": url, "key_prefix": "restarted"}, "restarted:trident")
+        run.until(lambda: progress.committed_txid() > 5, "commits")
+
+        def counts() -> Counter[str]:
+            raw = client.hgetall("sparkstorm:trident:restarted")
+            return Counter({json.loads(k)[0]: json.loads(v)["val"] for k, v in raw.items()})
+
+        server.stop()
+        time.sleep(2)
+        server.start()
+        at_restart = sum(counts().values())  # about what was committed before the stop
+        assert run.wait(300) == 0, run.output()[-3000:]
+        expected = Counter(word for sentence in SENTENCES for word in sentence.split())
+        assert at_restart < expected.total(), "the stop came after the end: add entries"
+        assert counts() == expected
+    finally:
+        server.stop()
+
+
+def test_a_spark_python_worker_killed_mid_run_loses_nothing(name, tmp_path):
+    """The continuous mode: the worker of the coordinator or of a state dies; the run
+    goes on in new workers from the kept txid and ranges, and ends idle."""
+    client = redis.Redis.from_url(REDIS)
+    pipe = client.pipeline()
+    for sentence in SENTENCES:
+        pipe.xadd(name, {"sentence": sentence})
+    pipe.execute()
+    progress = open_store("redis", {"url": REDIS, "key_prefix": name}, f"{name}:trident")
+    env = {"PROOF_NAME": name, "PROOF_KIND": "transactional"}
+    run = RunProcess(TARGET, "continuous", tmp_path, "--name", name, "--until-idle", env=env)
+    run.until(lambda: progress.committed_txid() > 5, "commits", 180)
+    workers = spark_python_workers(run.process.pid)
+    assert workers, "no Spark Python worker to kill"
+    os.kill(random.choice(workers), signal.SIGKILL)
+    assert run.wait(300) == 0, run.output()[-3000:]
+    assert "lost" in run.output(), run.output()[-3000:]  # the loss was seen, and recovered
+    expected = Counter(word for sentence in SENTENCES for word in sentence.split())
+    assert stored_counts(name, "transactional") == expected
