@@ -518,10 +518,13 @@ def call_drpc(args: argparse.Namespace) -> int:
 def show_state(args: argparse.Namespace) -> int:
     """``state``: the committed state of a topology, read from its state provider."""
     from sparkstorm.state import read_committed_state
+    from sparkstorm.trident.reading import persisted_states
 
     try:
-        conf = resolve_target(args.target)[1] if args.target else {}
+        topology, conf = resolve_target(args.target)[:2] if args.target else (None, {})
         conf.update(parse_conf(args.conf))
+        if topology is not None and persisted_states(topology):
+            return show_trident_state(args, topology, conf)
         state = read_committed_state(args.name, conf)
     except (UsageError, InvalidTopologyError, ValueError) as exc:
         print(f"sparkstorm: error: {exc}", file=sys.stderr)
@@ -551,6 +554,34 @@ def show_state(args: argparse.Namespace) -> int:
             print(f"  {key!r}: {value!r}")
         if args.limit and len(pairs) > args.limit:
             print(f"  ... {len(pairs) - args.limit:,} more (--limit 0 shows all, --json reads)")
+    return EXIT_OK
+
+
+def show_trident_state(args: argparse.Namespace, topology: Topology, conf: dict[str, Any]) -> int:
+    """``state --from`` a Trident topology: its maps as committed, and its last txid."""
+    from sparkstorm.trident.reading import read_trident_state
+
+    try:
+        state = read_trident_state(topology, conf, args.name)
+    except Exception as exc:  # a store that cannot be reached, say
+        print(f"sparkstorm: error: {args.name}'s Trident state: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    shown = [m for m in state.maps if args.component in (None, m.name)]
+    if args.json:
+        for m in shown:
+            for key, value in m.items:
+                print(json.dumps({"state": m.name, "key": key, "value": value}, default=repr))
+        return EXIT_OK
+    print(f"{args.name}: Trident batch {state.txid} committed last")
+    for m in shown:
+        if m.unreadable is not None:
+            print(f"\n{m.name} ({m.where}): {m.unreadable}")
+            continue
+        print(f"\n{m.name} ({m.where}): {len(m.items):,} keys")
+        for key, value in m.items[: args.limit or None]:
+            print(f"  {key!r}: {value!r}")
+        if args.limit and len(m.items) > args.limit:
+            print(f"  ... {len(m.items) - args.limit:,} more (--limit 0 shows all, --json reads)")
     return EXIT_OK
 
 

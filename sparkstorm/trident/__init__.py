@@ -27,6 +27,7 @@ from sparkstorm.trident.operations import (
     Sum,
     TupleCollectionGet,
 )
+from sparkstorm.trident.reading import read_trident_state, trident_state_frame
 from sparkstorm.trident.spouts import (
     FeederBatchSpout,
     FeederCommitterBatchSpout,
@@ -70,4 +71,6 @@ __all__ = [
     "TridentTopology",
     "TridentTuple",
     "TupleCollectionGet",
+    "read_trident_state",
+    "trident_state_frame",
 ]

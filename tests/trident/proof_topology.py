@@ -45,6 +45,7 @@ def topology() -> tuple[Any, Config]:
         .group_by(Fields("word"))
         .persistent_aggregate(factory, Count(), Fields("count"))
         .parallelism_hint(2)
+        .name("counts")
     )
     conf = Config()
     conf.set_max_spout_pending(3)

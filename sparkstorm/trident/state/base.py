@@ -8,7 +8,7 @@ of the group fields' values of one group; a value is whatever the aggregator kee
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 from typing_extensions import override
@@ -47,6 +47,18 @@ class StateFactory(ABC):
         self, conf: dict[str, Any], metrics: Any, partition_index: int, num_partitions: int
     ) -> State:
         """The state of partition ``partition_index`` of ``num_partitions``."""
+
+    def committed_items(self) -> Iterator[tuple[list[Any], Any]]:
+        """Every key (its group's values) with its value as committed, read from outside.
+
+        What ``sparkstorm state --from FILE`` shows. A store that only its tasks can
+        reach says so.
+        """
+        msg = (
+            f"{type(self).__name__} cannot be read from outside the run: it has no "
+            "committed_items(); read it with a DRPC query while the topology runs"
+        )
+        raise NotImplementedError(msg)
 
 
 class ValueUpdater(ABC, Generic[T]):

@@ -86,6 +86,15 @@ class MemoryMapState(MapState[T], Snapshottable[T], Generic[T]):
         ) -> State:
             return MemoryMapState(f"{self.id}-{partition_index}")
 
+        @override
+        def committed_items(self) -> Iterator[tuple[list[Any], Any]]:
+            msg = (
+                "MemoryMapState lives in its tasks' memory and is gone with the run: it "
+                "cannot be read from outside; query it with DRPC while the topology runs, "
+                "or persist into RedisMapState or PostgresMapState"
+            )
+            raise NotImplementedError(msg)
+
     @override
     def begin_commit(self, txid: int | None) -> None:
         self._delegate.begin_commit(txid)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from typing_extensions import override
@@ -164,6 +165,18 @@ class PostgresMapState(StateFactory):
     def backing(self) -> PostgresBackingMap:
         """The table under the map state."""
         return PostgresBackingMap(self.dsn, self.name, self.kind)
+
+    @override
+    def committed_items(self) -> Iterator[tuple[list[Any], Any]]:
+        import psycopg
+
+        with psycopg.connect(self.dsn) as connection:
+            table = table_name(self.name)
+            found = connection.execute("SELECT to_regclass(%s)", [table]).fetchone()
+            if found is None or found[0] is None:
+                return  # no batch committed yet
+            for key, value in connection.execute(f"SELECT key, val FROM {table} ORDER BY key"):
+                yield json.loads(key), value
 
     @override
     def make_state(

@@ -17,6 +17,7 @@ does.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from typing_extensions import override
@@ -129,6 +130,12 @@ class RedisMapState(StateFactory):
     def backing(self) -> RedisBackingMap:
         """The hash under the map state."""
         return RedisBackingMap(self.url, self.name, self.kind, self.retry_secs)
+
+    @override
+    def committed_items(self) -> Iterator[tuple[list[Any], Any]]:
+        current = "curr" if self.kind == OPAQUE else "val"
+        for field, raw in self.backing().client.hscan_iter(f"{PREFIX}:{self.name}"):
+            yield json.loads(field), json.loads(raw)[current]
 
     @override
     def make_state(
