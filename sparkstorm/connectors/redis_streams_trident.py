@@ -21,9 +21,9 @@ from typing_extensions import override
 from sparkstorm.state.stores import redis_client
 from sparkstorm.topology.fields import Fields
 from sparkstorm.trident.partitioned import (
-    IOpaquePartitionedTridentSpout,
     IPartitionedTridentSpout,
     Meta,
+    OpaqueOf,
     Partition,
     PartitionedCoordinator,
     TransactionalEmitter,
@@ -42,7 +42,9 @@ class StreamPartition(Partition):
         return self.key
 
 
-class _Streams(PartitionedCoordinator):
+class Streams(PartitionedCoordinator):
+    """The streams named: each one partition."""
+
     def __init__(self, streams: list[str]) -> None:
         self.streams = streams
 
@@ -124,7 +126,7 @@ class RedisStreamTridentSpout(IPartitionedTridentSpout):
 
     @override
     def get_coordinator(self, conf: dict[str, Any], context: Any) -> PartitionedCoordinator:
-        return _Streams(self.streams)
+        return Streams(self.streams)
 
     @override
     def get_emitter(self, conf: dict[str, Any], context: Any) -> TransactionalEmitter:
@@ -135,23 +137,11 @@ class RedisStreamTridentSpout(IPartitionedTridentSpout):
         return Fields("id", "data")
 
 
-class RedisStreamOpaqueTridentSpout(IOpaquePartitionedTridentSpout):
+class RedisStreamOpaqueTridentSpout(OpaqueOf):
     """The same source as an opaque spout: a replay reads on from the batch before it.
 
     .. versionadded:: 0.3.0
     """
 
     def __init__(self, url: str, streams: str | list[str], **options: Any) -> None:
-        self.inner = RedisStreamTridentSpout(url, streams, **options)
-
-    @override
-    def get_coordinator(self, conf: dict[str, Any], context: Any) -> PartitionedCoordinator:
-        return self.inner.get_coordinator(conf, context)
-
-    @override
-    def get_emitter(self, conf: dict[str, Any], context: Any) -> TransactionalEmitter:
-        return self.inner.get_emitter(conf, context)
-
-    @override
-    def get_output_fields(self) -> Fields:
-        return self.inner.get_output_fields()
+        super().__init__(RedisStreamTridentSpout(url, streams, **options))

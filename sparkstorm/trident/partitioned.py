@@ -17,6 +17,8 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
+from typing_extensions import override
+
 from sparkstorm.topology.fields import Fields
 from sparkstorm.trident.spouts import OPAQUE, TRANSACTIONAL
 from sparkstorm.trident.tuple import TridentCollector
@@ -128,6 +130,31 @@ class IOpaquePartitionedTridentSpout(ABC):
     @abstractmethod
     def get_output_fields(self) -> Fields:
         """The fields of its tuples."""
+
+
+class OpaqueOf(IOpaquePartitionedTridentSpout):
+    """A transactional partitioned spout's source, offered as an opaque spout.
+
+    A replay reads on from the batch before it (``emit_batch_new`` again), so it may
+    hold other tuples: only an opaque state takes it.
+
+    .. versionadded:: 0.3.0
+    """
+
+    def __init__(self, transactional: IPartitionedTridentSpout) -> None:
+        self.inner = transactional
+
+    @override
+    def get_coordinator(self, conf: dict[str, Any], context: Any) -> PartitionedCoordinator:
+        return self.inner.get_coordinator(conf, context)
+
+    @override
+    def get_emitter(self, conf: dict[str, Any], context: Any) -> PartitionedEmitter:
+        return self.inner.get_emitter(conf, context)
+
+    @override
+    def get_output_fields(self) -> Fields:
+        return self.inner.get_output_fields()
 
 
 class PartitionedBatches:
