@@ -1,0 +1,558 @@
+"""Kafka: ``KafkaSpout`` (storm-kafka-client's, in Python) and ``KafkaBolt``.
+
+``KafkaSpout`` reads its share of the topics' partitions (``assignment="manual"``:
+partitions dealt by task index, storm-kafka-client's default) with confluent-kafka.
+Under ``AT_LEAST_ONCE`` a record's offset is committed to Kafka under ``group_id`` only
+once it and every offset before it in its partition are done (acked, dead-lettered, or
+skipped), every ``offset_commit_period_ms`` and at close. A failed record is tried again
+after :class:`KafkaSpoutRetryExponentialBackoff`'s delay, at most ``max_retries + 1``
+times in all; then it goes to ``dead_letter_topic`` (key and value unchanged, headers
+``sparkstorm.attempts`` and ``sparkstorm.reason``) and counts as done. A ``shutdown``
+failure is not an attempt. A record that cannot be decoded goes there at once, with
+reason ``undecodable``. A failed record waits in memory (storm-kafka-client seeks back
+and polls it again: the same record, one fetch fewer); ``max_uncommitted_offsets``
+bounds what a partition holds: past it, the partition is paused until commits catch up.
+
+``KafkaBolt`` produces each input (Storm's ``FieldNameBasedTupleToKafkaMapper``: fields
+``key`` and ``message``) with the idempotent producer, and acks an input only once the
+broker confirmed its write; a delivery error fails it.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import logging
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sparkstorm.connectors.extra import missing_extra
+
+try:
+    from confluent_kafka import (
+        OFFSET_BEGINNING,
+        OFFSET_END,
+        Consumer,
+        KafkaError,
+        KafkaException,
+        Producer,
+        TopicPartition,
+    )
+except ModuleNotFoundError as missing:  # the connectors extra is not installed
+    raise missing_extra(missing, "Kafka connector") from None
+
+from sparkstorm._types import FailReason, counts_as_attempt
+from sparkstorm.config import TOPOLOGY_TICK_TUPLE_FREQ_SECS
+from sparkstorm.reliability.collectors import OutputCollector
+from sparkstorm.reliability.spout_collector import SpoutOutputCollector
+from sparkstorm.topology.components import Bolt, Spout
+from sparkstorm.topology.context import TopologyContext
+from sparkstorm.topology.declarers import OutputFieldsDeclarer
+from sparkstorm.topology.fields import Fields
+from sparkstorm.topology.tuple import Tuple
+
+log = logging.getLogger(__name__)
+
+ATTEMPTS_HEADER = "sparkstorm.attempts"
+REASON_HEADER = "sparkstorm.reason"
+DEFAULT_FIELDS = ("topic", "partition", "offset", "key", "value")
+POLL_RECORDS = 500
+"""Records taken from the client in one call (without waiting)."""
+CALL_SECS = 10.0
+
+
+class FirstPollOffsetStrategy(enum.Enum):
+    """Where a partition is first read (storm-kafka-client's ``FirstPollOffsetStrategy``).
+
+    ``EARLIEST`` and ``LATEST`` ignore the group's commits whenever the spout opens;
+    the ``UNCOMMITTED_`` ones start at the commit, and only without one at the start or
+    the end.
+
+    .. versionadded:: 0.3.0
+    """
+
+    EARLIEST = "earliest"
+    LATEST = "latest"
+    UNCOMMITTED_EARLIEST = "uncommitted_earliest"
+    UNCOMMITTED_LATEST = "uncommitted_latest"
+
+
+class ProcessingGuarantee(enum.Enum):
+    """storm-kafka-client's ``ProcessingGuarantee``.
+
+    ``AT_LEAST_ONCE``: tracked, committed once done. ``AT_MOST_ONCE``: committed as it
+    is polled, before it is emitted, untracked. ``NO_GUARANTEE``: untracked, committed
+    every ``offset_commit_period_ms`` whatever happened to it.
+
+    .. versionadded:: 0.3.0
+    """
+
+    AT_LEAST_ONCE = "at_least_once"
+    AT_MOST_ONCE = "at_most_once"
+    NO_GUARANTEE = "no_guarantee"
+
+
+UNCOMMITTED_EARLIEST = FirstPollOffsetStrategy.UNCOMMITTED_EARLIEST
+AT_LEAST_ONCE = ProcessingGuarantee.AT_LEAST_ONCE
+
+
+@dataclass(frozen=True)
+class KafkaSpoutRetryExponentialBackoff:
+    """When a failed record is tried again (storm-kafka-client's, in seconds).
+
+    The first retry after ``initial_delay_secs``, the n-th after ``delay_period_secs *
+    2**(n-1)``, never more than ``max_delay_secs``; a record is tried at most
+    ``max_retries + 1`` times (None: for ever).
+
+    .. versionadded:: 0.3.0
+    """
+
+    initial_delay_secs: float = 0.0
+    delay_period_secs: float = 0.002
+    max_retries: int | None = None
+    max_delay_secs: float = 10.0
+
+    def delay(self, retry: int) -> float:
+        """Seconds before retry number ``retry`` (1 for the first)."""
+        if retry <= 1:
+            return min(self.initial_delay_secs, self.max_delay_secs)
+        return float(min(self.delay_period_secs * 2 ** (retry - 1), self.max_delay_secs))
+
+    def retries_left(self, attempts: int) -> bool:
+        """Whether a record tried ``attempts`` times may be tried again."""
+        return self.max_retries is None or attempts <= self.max_retries
+
+
+@dataclass
+class KafkaSpoutConfig:
+    """What a :class:`KafkaSpout` reads and how (storm-kafka-client's ``KafkaSpoutConfig``).
+
+    ``extra`` holds librdkafka settings (``security.protocol``, ``fetch.max.bytes``...).
+    ``record_translator(record) -> list | None`` replaces the default tuple
+    (``topic, partition, offset, key, value``, key and value UTF-8 text); with it, give
+    ``output_fields``. A translator that returns None skips the record (it is done).
+
+    .. versionadded:: 0.3.0
+    """
+
+    bootstrap_servers: str
+    topics: list[str] | str | None
+    group_id: str
+    topic_pattern: str | None = None
+    assignment: str = "manual"
+    first_poll_offset_strategy: FirstPollOffsetStrategy = UNCOMMITTED_EARLIEST
+    processing_guarantee: ProcessingGuarantee = AT_LEAST_ONCE
+    max_uncommitted_offsets: int = 10_000_000
+    offset_commit_period_ms: int = 30_000
+    retry: KafkaSpoutRetryExponentialBackoff = field(
+        default_factory=KafkaSpoutRetryExponentialBackoff
+    )
+    dead_letter_topic: str | None = None
+    record_translator: Callable[[Any], list[Any] | None] | None = None
+    output_fields: list[str] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.topics, str):
+            self.topics = [self.topics]
+        if not self.topics and not self.topic_pattern:
+            msg = "KafkaSpoutConfig: give topics (a list of names) or topic_pattern (a regex)"
+            raise ValueError(msg)
+        if self.assignment != "manual":
+            msg = (
+                f"KafkaSpoutConfig: assignment={self.assignment!r} is not here yet; "
+                "use 'manual' (partitions dealt by task index)"
+            )
+            raise ValueError(msg)
+        if self.retry.max_retries is not None and not self.dead_letter_topic:
+            msg = "KafkaSpoutConfig: retry.max_retries needs a dead_letter_topic"
+            raise ValueError(msg)
+        if self.record_translator is not None and not self.output_fields:
+            msg = "KafkaSpoutConfig: a record_translator needs output_fields (its tuple's names)"
+            raise ValueError(msg)
+
+    def consumer_settings(self) -> dict[str, Any]:
+        """The librdkafka settings of the spout's consumer."""
+        return {
+            "bootstrap.servers": self.bootstrap_servers,
+            "group.id": self.group_id,
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "auto.offset.reset": "earliest"
+            if self.first_poll_offset_strategy.value.endswith("earliest")
+            else "latest",
+            **self.extra,
+        }
+
+
+@dataclass
+class _Partition:
+    """One partition's records between the committed offset and the last polled."""
+
+    committed: int
+    """The next offset to commit: every record before it is done."""
+    polled_to: int
+    """The offset after the last record polled."""
+    pending: dict[int, Any] = field(default_factory=dict)
+    """Offsets not done yet (emitted, or waiting for a retry) -> the record."""
+
+    def commit_point(self) -> int:
+        """Where the commit may go now: the first record not done, or past the last polled."""
+        return min(self.pending) if self.pending else self.polled_to
+
+
+class KafkaSpout(Spout):
+    """Reads Kafka as storm-kafka-client's ``KafkaSpout``; at-least-once by default.
+
+    Examples
+    --------
+    >>> config = KafkaSpoutConfig("127.0.0.1:9092", ["sentences"], "word-count")
+    >>> spout = KafkaSpout(config)
+
+    .. versionadded:: 0.3.0
+    """
+
+    def __init__(self, config: KafkaSpoutConfig) -> None:
+        self.config = config
+
+    def declare_output_fields(self, declarer: OutputFieldsDeclarer) -> None:
+        """``topic, partition, offset, key, value``, or the translator's fields."""
+        declarer.declare(Fields(self.config.output_fields or list(DEFAULT_FIELDS)))
+
+    def open(
+        self, conf: dict[str, Any], context: TopologyContext, collector: SpoutOutputCollector
+    ) -> None:
+        """Connect, and assign this task its share of the partitions."""
+        self.collector = collector
+        self.component = context.get_this_component_id()
+        self.task = context.get_this_task_id()
+        tasks = context.get_component_tasks(self.component)
+        self.index, self.num_tasks = tasks.index(self.task), len(tasks)
+        self.consumer = Consumer(self.config.consumer_settings())
+        self.producer: Producer | None = None
+        self.parts: dict[tuple[str, int], _Partition] = {}
+        self.attempts: dict[tuple[str, int, int], int] = {}
+        self.retry_due: dict[tuple[str, int, int], float] = {}
+        self.paused: set[tuple[str, int]] = set()
+        self.next_commit = time.monotonic() + self.config.offset_commit_period_ms / 1000
+        self.assigned = False
+        self.next_attempt = 0.0
+        self._assign()
+
+    def _where(self) -> str:
+        return f"{self.config.bootstrap_servers} (group {self.config.group_id!r})"
+
+    def _assign(self) -> None:
+        """Assign the task its partitions (every partition of the topics, dealt by index)."""
+        try:
+            metadata = self.consumer.list_topics(timeout=CALL_SECS)
+        except KafkaException as exc:
+            self._unreachable(exc)
+            return
+        wanted = self.config.topics or []
+        pattern = re.compile(self.config.topic_pattern) if self.config.topic_pattern else None
+        names = sorted(
+            t for t in metadata.topics if t in wanted or (pattern and pattern.fullmatch(t))
+        )
+        missing = [t for t in wanted if t not in metadata.topics]
+        if missing:
+            self.collector.report_error(
+                LookupError(f"KafkaSpout: no topic {missing} at {self._where()}; waiting for it")
+            )
+        every = [(t, p) for t in names for p in sorted(metadata.topics[t].partitions)]
+        mine = [TopicPartition(t, p) for t, p in every[self.index :: self.num_tasks]]
+        if not mine:
+            self.next_attempt = time.monotonic() + 5.0
+            return
+        strategy = self.config.first_poll_offset_strategy
+        committed = {}
+        if strategy.value.startswith("uncommitted"):
+            for tp in self.consumer.committed(mine, timeout=CALL_SECS):
+                committed[(tp.topic, tp.partition)] = tp.offset
+        start = OFFSET_BEGINNING if strategy.value.endswith("earliest") else OFFSET_END
+        for tp in mine:
+            kept = committed.get((tp.topic, tp.partition), -1)
+            tp.offset = kept if kept >= 0 else start
+        self.consumer.assign(mine)
+        for tp in mine:
+            self.parts[(tp.topic, tp.partition)] = _Partition(-1, -1)
+        self.assigned = True
+
+    def _unreachable(self, exc: Exception) -> None:
+        self.collector.report_error(
+            ConnectionError(f"KafkaSpout cannot reach {self._where()}: {exc}; retrying in 5 s")
+        )
+        self.next_attempt = time.monotonic() + 5.0
+
+    # -- reading ---------------------------------------------------------------------
+    def next_tuple(self) -> None:
+        """Emit a record due for a retry, or the next polled ones. Never waits."""
+        now = time.monotonic()
+        if not self.assigned:
+            if now >= self.next_attempt:
+                self._assign()
+            return
+        if now >= self.next_commit:
+            self._commit()
+        due = [key for key, at in self.retry_due.items() if at <= now]
+        for key in due[:POLL_RECORDS]:
+            del self.retry_due[key]
+            self._emit(key, self.parts[key[:2]].pending[key[2]])
+        if due:
+            return
+        for record in self.consumer.consume(POLL_RECORDS, timeout=0):
+            self._take(record)
+        self._pause_full()
+
+    def _take(self, record: Any) -> None:
+        error = record.error()
+        if error is not None:
+            if error.code() != KafkaError._PARTITION_EOF:
+                self.collector.report_error(
+                    ConnectionError(f"KafkaSpout at {self._where()}: {error.str()}")
+                )
+            return
+        topic, partition, offset = record.topic(), record.partition(), record.offset()
+        part = self.parts.get((topic, partition))
+        if part is None or offset in part.pending or offset < part.committed:
+            return  # not ours, or already here
+        if part.committed < 0:
+            part.committed = offset
+        part.polled_to = max(part.polled_to, offset + 1)
+        guarantee = self.config.processing_guarantee
+        if guarantee is ProcessingGuarantee.AT_MOST_ONCE:
+            part.committed = part.polled_to
+            self._commit_now([TopicPartition(topic, partition, part.polled_to)])
+        try:
+            values = self._translate(record)
+        except UnicodeDecodeError as exc:
+            self._dead_letter(record, 0, f"undecodable: {exc.reason} at byte {exc.start}")
+            return
+        if values is None:
+            return  # the translator skipped it: done
+        key = (topic, partition, offset)
+        if guarantee is ProcessingGuarantee.AT_LEAST_ONCE:
+            part.pending[offset] = (record, values)
+            self._emit(key, part.pending[offset])
+        else:
+            self.collector.emit(values)
+
+    def _translate(self, record: Any) -> list[Any] | None:
+        translator = self.config.record_translator
+        if translator is not None:
+            return translator(record)
+        raw_key, raw_value = record.key(), record.value()
+        return [
+            record.topic(),
+            record.partition(),
+            record.offset(),
+            None if raw_key is None else raw_key.decode("utf-8"),
+            None if raw_value is None else raw_value.decode("utf-8"),
+        ]
+
+    def _emit(self, key: tuple[str, int, int], held: tuple[Any, list[Any]]) -> None:
+        self.attempts[key] = self.attempts.get(key, 0) + 1
+        self.collector.emit(held[1], msg_id=key)
+
+    def _pause_full(self) -> None:
+        """Pause a partition holding ``max_uncommitted_offsets`` records; resume it after."""
+        limit = self.config.max_uncommitted_offsets
+        for tp_key, part in self.parts.items():
+            full = part.committed >= 0 and part.polled_to - part.committed >= limit
+            if full and tp_key not in self.paused:
+                self.consumer.pause([TopicPartition(*tp_key)])
+                self.paused.add(tp_key)
+            elif not full and tp_key in self.paused:
+                self.consumer.resume([TopicPartition(*tp_key)])
+                self.paused.discard(tp_key)
+
+    # -- outcomes --------------------------------------------------------------------
+    def message_key(self, msg_id: Any) -> str:
+        """``topic/partition/offset``, which names the record in any run."""
+        topic, partition, offset = msg_id
+        return f"{topic}/{partition}/{offset}"
+
+    def ack(self, msg_id: Any) -> None:
+        """The record's tree completed: it is done."""
+        self._done(msg_id)
+
+    def fail(self, msg_id: Any, reason: FailReason | None = None) -> None:
+        """Try the record again after the backoff; past ``max_retries``, dead-letter it."""
+        part = self.parts.get(msg_id[:2])
+        if part is None or msg_id[2] not in part.pending:
+            return
+        if not counts_as_attempt(reason):  # a shutdown: not an attempt
+            self.attempts[msg_id] = self.attempts.get(msg_id, 1) - 1
+            self.retry_due[msg_id] = time.monotonic()
+            return
+        attempts = self.attempts.get(msg_id, 1)
+        if self.config.retry.retries_left(attempts):
+            self.retry_due[msg_id] = time.monotonic() + self.config.retry.delay(attempts)
+            return
+        record = part.pending[msg_id[2]][0]
+        self._dead_letter(record, attempts, str(reason) if reason is not None else "unknown")
+        self._done(msg_id)
+
+    def _done(self, msg_id: Any) -> None:
+        part = self.parts.get(msg_id[:2])
+        if part is not None:
+            part.pending.pop(msg_id[2], None)
+        self.attempts.pop(msg_id, None)
+        self.retry_due.pop(msg_id, None)
+
+    def _dead_letter(self, record: Any, attempts: int, reason: str) -> None:
+        """Write ``record`` to the dead-letter topic, and wait for the broker's word."""
+        topic = self.config.dead_letter_topic
+        if topic is None:
+            self.collector.report_error(
+                ValueError(
+                    f"KafkaSpout: record {record.topic()}/{record.partition()}/"
+                    f"{record.offset()} dropped ({reason}); set dead_letter_topic to keep it"
+                )
+            )
+            return
+        if self.producer is None:
+            self.producer = Producer(
+                {
+                    "bootstrap.servers": self.config.bootstrap_servers,
+                    "enable.idempotence": True,
+                    **self.config.extra,
+                }
+            )
+        headers: dict[str, str | bytes | None] = {
+            ATTEMPTS_HEADER: str(attempts),
+            REASON_HEADER: reason,
+        }
+        self.producer.produce(topic, record.value(), record.key(), headers=headers)
+        if self.producer.flush(CALL_SECS) > 0:
+            msg = f"KafkaSpout: the dead-letter topic {topic!r} did not confirm a write"
+            raise ConnectionError(msg)
+
+    # -- commits ---------------------------------------------------------------------
+    def _commit(self) -> None:
+        """Commit each partition up to its first record not done."""
+        self.next_commit = time.monotonic() + self.config.offset_commit_period_ms / 1000
+        if self.config.processing_guarantee is ProcessingGuarantee.AT_MOST_ONCE:
+            return
+        due = []
+        for (topic, partition), part in self.parts.items():
+            point = part.commit_point()
+            if point > part.committed >= 0 or (part.committed < 0 <= point):
+                part.committed = point
+                due.append(TopicPartition(topic, partition, point))
+        if due:
+            self._commit_now(due)
+
+    def _commit_now(self, offsets: list[TopicPartition]) -> None:
+        try:
+            self.consumer.commit(offsets=offsets, asynchronous=False)
+        except KafkaException as exc:
+            self.collector.report_error(
+                ConnectionError(f"KafkaSpout could not commit at {self._where()}: {exc}")
+            )
+
+    def deactivate(self) -> None:
+        """Commit what is done (a graceful stop deactivates first)."""
+        if self.assigned:
+            self._commit()
+
+    def close(self) -> None:
+        """Commit what is done, and leave."""
+        if self.assigned:
+            self._commit()
+        self.consumer.close()
+        if self.producer is not None:
+            self.producer.flush(CALL_SECS)
+
+
+class KafkaBolt(Bolt):
+    """Produces each input to Kafka; acks it once the broker confirmed the write.
+
+    Storm's ``KafkaBolt`` with a ``DefaultTopicSelector(topic)`` (or ``topic_selector(tuple)
+    -> str``) and a ``FieldNameBasedTupleToKafkaMapper(key_field, message_field)``: str
+    values are written as UTF-8, bytes as they are, anything else as JSON.
+
+    .. versionadded:: 0.3.0
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        topic: str | None = None,
+        *,
+        topic_selector: Callable[[Tuple], str] | None = None,
+        key_field: str = "key",
+        message_field: str = "message",
+        flush_secs: float = 0.1,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        if (topic is None) == (topic_selector is None):
+            msg = "KafkaBolt: give a topic, or a topic_selector(tuple) -> topic, not both"
+            raise ValueError(msg)
+        self.bootstrap_servers, self.topic, self.topic_selector = (
+            bootstrap_servers,
+            topic,
+            topic_selector,
+        )
+        self.key_field, self.message_field = key_field, message_field
+        self.flush_secs, self.extra = flush_secs, extra or {}
+
+    def get_component_configuration(self) -> dict[str, Any]:
+        """A tick every ``flush_secs``: delivery reports are served at least that often."""
+        return {TOPOLOGY_TICK_TUPLE_FREQ_SECS: self.flush_secs}
+
+    def prepare(
+        self, conf: dict[str, Any], context: TopologyContext, collector: OutputCollector
+    ) -> None:
+        """Make the idempotent producer."""
+        self.collector = collector
+        self.producer = Producer(
+            {
+                "bootstrap.servers": self.bootstrap_servers,
+                "enable.idempotence": True,
+                "linger.ms": 5,
+                **self.extra,
+            }
+        )
+
+    def execute(self, tup: Tuple) -> None:
+        """Produce the tuple; serve the delivery reports that came."""
+        if not tup.is_tick():
+            topic = self.topic or self.topic_selector(tup)  # type: ignore[misc]
+            key = tup.get(self.key_field) if self.key_field in tup.fields else None
+            value = tup.get(self.message_field)
+            try:
+                self.producer.produce(
+                    topic, _bytes(value), _bytes(key), on_delivery=self._reported(tup)
+                )
+            except (BufferError, KafkaException) as exc:
+                self.collector.report_error(exc)
+                self.collector.fail(tup)
+        else:
+            self.collector.ack(tup)
+        self.producer.poll(0)
+
+    def _reported(self, tup: Tuple) -> Callable[[Any, Any], None]:
+        def report(error: Any, message: Any) -> None:
+            if error is None:
+                self.collector.ack(tup)
+                return
+            self.collector.report_error(ConnectionError(f"KafkaBolt: {error.str()}"))
+            self.collector.fail(tup)
+
+        return report
+
+    def cleanup(self) -> None:
+        """Wait for the writes under way (their inputs are acked or failed)."""
+        self.producer.flush(CALL_SECS)
+
+
+def _bytes(value: Any) -> bytes | None:
+    if value is None or isinstance(value, bytes):
+        return value
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    return json.dumps(value).encode("utf-8")

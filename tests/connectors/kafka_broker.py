@@ -1,0 +1,122 @@
+"""A Kafka-protocol broker for the tests: noida-db's binary on a free loopback port.
+
+noida-db (pinned in the dev extra) keeps offsets, commits and seeks as Kafka does and
+starts in ~0.1 s with no JVM (../shared/kafka-brokers.md has what was measured). Its
+binary is started directly, so that stopping it stops the server; each start gets a
+fresh data folder. A broker that does not come up fails the test saying so.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from confluent_kafka import Consumer, Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class KafkaBroker:
+    """``noida-db start --only kafka`` on ``port``, its data in ``folder``."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder, self.port = folder, _free_port()
+        self.bootstrap = f"127.0.0.1:{self.port}"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        binary = importlib.resources.files("noida_db") / "noida-db"
+        if not Path(str(binary)).exists():
+            pytest.fail(f"noida-db's broker binary is missing at {binary}: pip install -e '.[dev]'")
+        command = [str(binary), "start", "--only", "kafka", "--kafka-port", str(self.port)]
+        self.process = subprocess.Popen(
+            [*command, "--data-dir", str(self.folder)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                if admin.list_topics(timeout=1).brokers:
+                    return
+            except Exception:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                pytest.fail(f"noida-db did not start a Kafka broker on {self.bootstrap}")
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
+
+    def topic(self, partitions: int = 1) -> str:
+        """A new topic of this test's own."""
+        return self.topic_named(f"t_{uuid.uuid4().hex[:10]}", partitions)
+
+    def topic_named(self, name: str, partitions: int = 1) -> str:
+        """Topic ``name``, created."""
+        admin = AdminClient({"bootstrap.servers": self.bootstrap})
+        for future in admin.create_topics([NewTopic(name, partitions, 1)]).values():
+            future.result(10)
+        return name
+
+    def produce(self, topic: str, values: list[bytes], partition: int | None = None) -> None:
+        producer = Producer({"bootstrap.servers": self.bootstrap})
+        for i, value in enumerate(values):
+            kwargs = {} if partition is None else {"partition": partition}
+            producer.produce(topic, value, f"k{i}".encode(), **kwargs)
+        assert producer.flush(10) == 0, "the broker did not take the records"
+
+    def read(self, topic: str, expected: int, timeout: float = 20) -> list[object]:
+        """The first ``expected`` records of ``topic``, read as a new group."""
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "group.id": f"reader-{uuid.uuid4().hex[:6]}",
+                "auto.offset.reset": "earliest",
+            }
+        )
+        consumer.subscribe([topic])
+        got: list[object] = []
+        deadline = time.monotonic() + timeout
+        try:
+            while len(got) < expected and time.monotonic() < deadline:
+                record = consumer.poll(0.2)
+                if record is not None and record.error() is None:
+                    got.append(record)
+        finally:
+            consumer.close()
+        return got
+
+    def committed(self, group: str, topic: str, partitions: int = 1) -> list[int]:
+        """The offsets ``group`` committed in ``topic``'s partitions (-1001: none)."""
+        from confluent_kafka import TopicPartition
+
+        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": group})
+        try:
+            asked = [TopicPartition(topic, p) for p in range(partitions)]
+            return [tp.offset for tp in consumer.committed(asked, timeout=10)]
+        finally:
+            consumer.close()
+
+
+@pytest.fixture(scope="session")
+def kafka(tmp_path_factory) -> Iterator[KafkaBroker]:
+    broker = KafkaBroker(tmp_path_factory.mktemp("noida"))
+    broker.start()
+    yield broker
+    broker.stop()

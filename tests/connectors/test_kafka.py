@@ -1,0 +1,141 @@
+"""Kafka end to end against a real Kafka-protocol broker (noida-db, started by the tests).
+
+Every record ends with one outcome: processed once (its offset committed past), or, a
+poison or undecodable one, in the dead-letter topic with its attempts and reason.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from sparkstorm import BasicBolt, Bolt, Config, Fields, TopologyBuilder
+from sparkstorm.connectors.kafka import (
+    ATTEMPTS_HEADER,
+    REASON_HEADER,
+    KafkaBolt,
+    KafkaSpout,
+    KafkaSpoutConfig,
+    KafkaSpoutRetryExponentialBackoff,
+)
+from tests.conftest import run_on
+
+pytestmark = pytest.mark.services
+
+
+class FailFirstSight(Bolt):
+    """Fails each record whose value starts with ``w3`` the first time, and ``poison``
+    always; passes the rest on."""
+
+    def prepare(self, conf, context, collector):
+        self.collector, self.seen = collector, set()
+
+    def execute(self, tup):
+        value = tup["value"]
+        record = (tup["partition"], tup["offset"])  # a record always reaches the same task
+        if value == "poison" or (value.startswith("w3") and record not in self.seen):
+            self.seen.add(record)
+            self.collector.fail(tup)
+            return
+        self.collector.emit([tup["partition"], tup["offset"], value], tup)
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("partition", "offset", "value"))
+
+
+def spout_config(kafka, topic, group, **options):
+    retry = KafkaSpoutRetryExponentialBackoff(0.0, 0.01, max_retries=2, max_delay_secs=0.1)
+    return KafkaSpoutConfig(
+        kafka.bootstrap,
+        [topic],
+        group,
+        retry=retry,
+        dead_letter_topic=f"{topic}-dead",
+        offset_commit_period_ms=200,
+        **options,
+    )
+
+
+def topology(config):
+    builder = TopologyBuilder()
+    builder.set_spout("records", KafkaSpout(config), 2)
+    builder.set_bolt("check", FailFirstSight(), 2).fields_grouping(
+        "records", Fields("partition", "offset")
+    )
+    conf = Config({Config.SPARKSTORM_CAPTURE: ["check"]})
+    conf.set_message_timeout_secs(10)
+    return builder.create_topology(), conf
+
+
+@pytest.mark.parametrize("engine", ["local", "continuous"])
+def test_every_record_once_retried_or_dead_lettered_and_committed_past(engine, kafka, request):
+    spark = request.getfixturevalue("spark") if engine != "local" else None
+    topic, group = kafka.topic(partitions=2), f"g-{uuid.uuid4().hex[:6]}"
+    kafka.topic_named(f"{topic}-dead")
+    values = [f"w{i % 7} common" for i in range(120)]
+    kafka.produce(topic, [v.encode() for v in values[:60]], partition=0)
+    kafka.produce(topic, [v.encode() for v in values[60:]] + [b"poison", b"\xff\xfe"], partition=1)
+    built, conf = topology(spout_config(kafka, topic, group))
+    result = run_on(engine, built, conf, spark, until_idle=True)
+    seen = sorted((p, o) for p, o, _ in result.captured[("check", "default")])
+    assert seen == sorted([(0, o) for o in range(60)] + [(1, o) for o in range(60)])  # once
+    assert kafka.committed(group, topic, partitions=2) == [60, 62]  # past the dead letters
+    dead = {record.value(): dict(record.headers()) for record in kafka.read(f"{topic}-dead", 2)}
+    assert dead[b"poison"][ATTEMPTS_HEADER] == b"3"  # max_retries + 1
+    assert dead[b"poison"][REASON_HEADER].startswith(b"explicit by check:")
+    assert dead[b"\xff\xfe"][REASON_HEADER].startswith(b"undecodable")
+    assert result.stats["records"]["fail_reasons"] == {"explicit": 17 + 3}  # w3 once, poison 3
+
+
+def test_a_new_run_goes_on_from_the_groups_commit(kafka):
+    topic, group = kafka.topic(), f"g-{uuid.uuid4().hex[:6]}"
+    kafka.topic_named(f"{topic}-dead")
+    kafka.produce(topic, [f"first {i}".encode() for i in range(30)])
+    built, conf = topology(spout_config(kafka, topic, group))
+    first = run_on("local", built, conf, until_idle=True)
+    kafka.produce(topic, [f"second {i}".encode() for i in range(30)])
+    built, conf = topology(spout_config(kafka, topic, group))
+    second = run_on("local", built, conf, until_idle=True)
+    assert sorted(v for _, _, v in first.captured[("check", "default")]) == sorted(
+        f"first {i}" for i in range(30)
+    )
+    assert sorted(v for _, _, v in second.captured[("check", "default")]) == sorted(
+        f"second {i}" for i in range(30)
+    )
+
+
+class Upper(BasicBolt):
+    def execute(self, tup, collector):
+        collector.emit([tup["key"], tup["value"].upper()])
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("key", "message"))
+
+
+def test_the_bolt_acks_what_the_broker_confirmed(kafka):
+    source, sink = kafka.topic(), kafka.topic()
+    kafka.topic_named(f"{source}-dead")
+    kafka.produce(source, [f"word {i}".encode() for i in range(50)])
+    builder = TopologyBuilder()
+    builder.set_spout("records", KafkaSpout(spout_config(kafka, source, "g-bolt")))
+    builder.set_bolt("upper", Upper()).shuffle_grouping("records")
+    builder.set_bolt("out", KafkaBolt(kafka.bootstrap, sink)).shuffle_grouping("upper")
+    result = run_on("local", builder.create_topology(), {}, until_idle=True)
+    spout = result.stats["records"]  # a tree completes once the broker confirmed its write
+    assert (spout["acked"], spout["failed"]) == (50, 0)
+    written = kafka.read(sink, 50)
+    assert sorted(r.value() for r in written) == sorted(f"WORD {i}".encode() for i in range(50))
+    assert {r.key() for r in written} == {f"k{i}".encode() for i in range(50)}
+
+
+def test_a_translator_replaces_the_tuple_and_the_config_is_checked(kafka):
+    with pytest.raises(ValueError, match="needs output_fields"):
+        KafkaSpoutConfig(kafka.bootstrap, ["x"], "g", record_translator=lambda r: [1])
+    with pytest.raises(ValueError, match="needs a dead_letter_topic"):
+        KafkaSpoutConfig(
+            kafka.bootstrap, ["x"], "g", retry=KafkaSpoutRetryExponentialBackoff(max_retries=1)
+        )
+    with pytest.raises(ValueError, match="give topics"):
+        KafkaSpoutConfig(kafka.bootstrap, [], "g")
