@@ -66,6 +66,12 @@ class PartitionedEmitter(ABC):
     def refresh_partitions(self, mine: list[Partition]) -> None:  # noqa: B027 (optional)
         """The partitions this emitter emits from now on."""
 
+    def committed(self, txid: int, metas: dict[str, Meta]) -> None:  # noqa: B027 (optional)
+        """Batch ``txid`` committed; ``metas`` is each partition's metadata as of it.
+
+        For a source that keeps progress of its own, as Kafka's consumer groups do.
+        """
+
     @abstractmethod
     def emit_batch_new(
         self,
@@ -209,6 +215,7 @@ class PartitionedBatches:
     def ack(self, txid: int) -> None:
         """Batch ``txid`` committed: its metadata is the partitions' last committed."""
         self.committed.update(self.pending.pop(txid, {}))
+        self.emitter.committed(txid, self.committed)
 
     def close(self) -> None:
         """Close the coordinator and the emitter."""

@@ -1,0 +1,107 @@
+"""Trident spouts over Kafka (noida-db): a batch is an offset range per partition.
+
+A two-partition topic feeds a Trident word count into a Redis map whose every fifth
+write fails after writing, three batches in flight; the topology is killed, more records
+are produced, and it is submitted again: it goes on from the ranges kept with the last
+committed txid. The offsets are committed to the consumer group too.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+
+import pytest
+import redis
+
+from sparkstorm import Fields, InvalidTopologyError
+from sparkstorm.connectors.kafka_trident import (
+    KafkaTridentSpoutOpaque,
+    KafkaTridentSpoutTransactional,
+)
+from sparkstorm.trident import BaseFunction, Count, TridentTopology
+from sparkstorm.trident.state.redis import RedisMapState
+from tests.conftest import REDIS_URL
+from tests.connectors.kafka_broker import kafka  # noqa: F401 (the session's broker)
+from tests.trident.ops import FailOnceOn, FlakyMap
+from tests.trident.test_map_states import stored_counts
+
+pytestmark = pytest.mark.services
+
+
+class SplitValue(BaseFunction):
+    def execute(self, tup, collector):
+        for word in tup[0].split():
+            collector.emit([word])
+
+
+@pytest.fixture
+def names():
+    name = f"kt_{uuid.uuid4().hex[:8]}"
+    yield name
+    client = redis.Redis.from_url(REDIS_URL)
+    client.delete(f"sparkstorm:trident:{name}", *client.keys(f"{name}:*"))
+
+
+def word_count(spout, factory, marker: str = "") -> TridentTopology:
+    """The count; with ``marker``, the batch that first meets ``w5`` fails once (and is
+    emitted again from its offset ranges)."""
+    topology = TridentTopology()
+    words = topology.new_stream("records", spout).each(
+        Fields("value"), SplitValue(), Fields("token")
+    )
+    if marker:
+        words = words.each(Fields("token"), FailOnceOn("w5", marker), Fields("word"))
+    else:
+        words = words.each(Fields("token"), SplitValue(), Fields("word"))
+    (
+        words.parallelism_hint(2)
+        .group_by(Fields("word"))
+        .persistent_aggregate(factory, Count(), Fields("count"))
+        .parallelism_hint(2)
+    )
+    return topology
+
+
+@pytest.mark.parametrize(
+    ("kind", "spout_class"),
+    [("transactional", KafkaTridentSpoutTransactional), ("opaque", KafkaTridentSpoutOpaque)],
+)
+def test_a_topic_counted_exactly_once_through_failures_and_a_restart(
+    kind,
+    spout_class,
+    kafka,  # noqa: F811
+    names,
+    cluster_factory,
+    tmp_path,
+):
+    topic = kafka.topic(partitions=2)
+    sentences = [f"w{i % 13} w{i % 7} common" for i in range(600)]
+    conf = {
+        "topology.max.spout.pending": 3,
+        "topology.state.provider": "redis",
+        "topology.state.provider.config": {"url": REDIS_URL, "key_prefix": names},
+    }
+    cluster = cluster_factory("local")
+    for part in (sentences[:400], sentences[400:]):
+        half = len(part) // 2
+        kafka.produce(topic, [s.encode() for s in part[:half]], partition=0)
+        kafka.produce(topic, [s.encode() for s in part[half:]], partition=1)
+        spout = spout_class(kafka.bootstrap, topic, names, max_batch_size=50)
+        factory = FlakyMap(getattr(RedisMapState, kind)(REDIS_URL, names))
+        marker = str(tmp_path / f"failed-{len(part)}")
+        topology = word_count(spout, factory, marker)
+        cluster.submit_topology("kafka-counts", conf, topology.build())
+        cluster.wait_until_idle()
+        cluster.kill_topology("kafka-counts")
+    expected = Counter(w for s in sentences for w in s.split())
+    assert (tmp_path / "failed-400").exists() and (tmp_path / "failed-200").exists()
+    assert stored_counts(names, kind) == expected
+    assert kafka.committed(names, topic, partitions=2) == [300, 300]  # the group sees it
+
+
+def test_an_opaque_spout_into_a_transactional_map_is_refused(kafka, names):  # noqa: F811
+    spout = KafkaTridentSpoutOpaque(kafka.bootstrap, "x", names)
+    topology = word_count(spout, RedisMapState.transactional(REDIS_URL, names))
+    with pytest.raises(InvalidTopologyError, match="the opaque spout 'records' feeds"):
+        topology.build()
