@@ -27,14 +27,13 @@ except ModuleNotFoundError as missing:  # the connectors extra is not installed
     raise missing_extra(missing, "Kafka connector") from None
 
 from sparkstorm.connectors.kafka import DEFAULT_FIELDS
-from sparkstorm.connectors.redis_streams_trident import StreamPartition
 from sparkstorm.topology.fields import Fields
 from sparkstorm.trident.partitioned import (
     IPartitionedTridentSpout,
     Meta,
     OpaqueOf,
-    Partition,
     PartitionedCoordinator,
+    RangeEmitter,
     TransactionalEmitter,
 )
 from sparkstorm.trident.tuple import TridentCollector
@@ -88,16 +87,12 @@ def _split(partition_id: str) -> tuple[str, int]:
     return topic, int(number)
 
 
-class _Emitter(TransactionalEmitter):
+class _Emitter(RangeEmitter):
     def __init__(
         self, servers: str, group_id: str, max_batch_size: int, extra: dict[str, Any]
     ) -> None:
         self.consumer = _consumer(servers, group_id, extra)
         self.max_batch_size = max_batch_size
-
-    @override
-    def get_ordered_partitions(self, all_partition_info: Any) -> list[Partition]:
-        return [StreamPartition(name) for name in all_partition_info]
 
     def _start(self, topic: str, partition: int, last: Meta | None) -> tuple[int, int]:
         """Where the partition's next batch starts, and its end (the high watermark)."""
@@ -125,40 +120,24 @@ class _Emitter(TransactionalEmitter):
                     got.append(record)
         return got
 
-    def _emit(self, collector: TridentCollector, records: list[Any]) -> None:
+    @override
+    def read_after(self, partition: str, last: Meta | None) -> tuple[list[Any], Any, Any]:
+        topic, number = _split(partition)
+        start, high = self._start(topic, number, last)
+        if start >= high:
+            return [], None, start - 1
+        records = self._read(topic, number, start, min(high, start + self.max_batch_size) - 1)
+        return records, records[0].offset(), records[-1].offset()
+
+    @override
+    def read_range(self, partition: str, first: Any, last: Any) -> list[Any]:
+        return self._read(*_split(partition), first, last)
+
+    @override
+    def emit_records(self, collector: TridentCollector, records: list[Any]) -> None:
         for r in records:
             key, value = r.key(), r.value()
             collector.emit([r.topic(), r.partition(), r.offset(), _text(key), _text(value)])
-
-    @override
-    def emit_batch_new(
-        self,
-        tx: int,
-        collector: TridentCollector,
-        partitions: list[Partition],
-        last_meta_by_partition: dict[str, Meta],
-    ) -> dict[str, Meta]:
-        metas: dict[str, Meta] = {}
-        for partition in partitions:
-            name = partition.get_id()
-            topic, number = _split(name)
-            start, high = self._start(topic, number, last_meta_by_partition.get(name))
-            if start >= high:
-                metas[name] = {"from": None, "to": start - 1}
-                continue
-            end = min(high, start + self.max_batch_size) - 1
-            records = self._read(topic, number, start, end)
-            self._emit(collector, records)
-            metas[name] = {"from": records[0].offset(), "to": records[-1].offset()}
-        return metas
-
-    @override
-    def re_emit_partition_batch(
-        self, tx: int, collector: TridentCollector, partition: Partition, meta: Meta
-    ) -> None:
-        if meta.get("from") is not None:
-            topic, number = _split(partition.get_id())
-            self._emit(collector, self._read(topic, number, meta["from"], meta["to"]))
 
     @override
     def committed(self, txid: int, metas: dict[str, Meta]) -> None:

@@ -29,14 +29,14 @@ except ModuleNotFoundError as missing:  # the connectors extra is not installed
     raise missing_extra(missing, "NATS JetStream connector") from None
 
 from sparkstorm.connectors.nats_jetstream import NATS_SCHEMES
-from sparkstorm.connectors.redis_streams_trident import StreamPartition, Streams
 from sparkstorm.topology.fields import Fields
 from sparkstorm.trident.partitioned import (
     IPartitionedTridentSpout,
     Meta,
+    NamedPartitions,
     OpaqueOf,
-    Partition,
     PartitionedCoordinator,
+    RangeEmitter,
     TransactionalEmitter,
 )
 from sparkstorm.trident.tuple import TridentCollector
@@ -48,7 +48,7 @@ FETCH = 1000
 """Messages asked for in one fetch."""
 
 
-class _Emitter(TransactionalEmitter):
+class _Emitter(RangeEmitter):
     """Reads sequence ranges from the streams, on an event loop of its own."""
 
     def __init__(self, url: str, subject: str | None, max_batch_size: int, decode: str | None):
@@ -95,44 +95,23 @@ class _Emitter(TransactionalEmitter):
             await sub.unsubscribe()
             await js.delete_consumer(stream, info.name)
 
-    def _emit(self, collector: TridentCollector, messages: list[Any]) -> None:
+    @override
+    def read_after(self, partition: str, last: Meta | None) -> tuple[list[Any], Any, Any]:
+        after = (last or {}).get("to") or 0
+        messages = self._run(self._read(partition, after + 1, self.max_batch_size, None))
+        if not messages:
+            return [], None, after
+        return messages, _seq(messages[0]), _seq(messages[-1])
+
+    @override
+    def read_range(self, partition: str, first: Any, last: Any) -> list[Any]:
+        return self._run(self._read(partition, first, last - first + 1, last))  # type: ignore[no-any-return]
+
+    @override
+    def emit_records(self, collector: TridentCollector, records: list[Any]) -> None:
         decode = self.decode
-        for m in messages:
+        for m in records:
             collector.emit([_seq(m), m.subject, m.data.decode(decode) if decode else m.data])
-
-    @override
-    def get_ordered_partitions(self, all_partition_info: Any) -> list[Partition]:
-        return [StreamPartition(stream) for stream in all_partition_info]
-
-    @override
-    def emit_batch_new(
-        self,
-        tx: int,
-        collector: TridentCollector,
-        partitions: list[Partition],
-        last_meta_by_partition: dict[str, Meta],
-    ) -> dict[str, Meta]:
-        metas: dict[str, Meta] = {}
-        for partition in partitions:
-            stream = partition.get_id()
-            after = (last_meta_by_partition.get(stream) or {}).get("to") or 0
-            messages = self._run(self._read(stream, after + 1, self.max_batch_size, None))
-            if not messages:
-                metas[stream] = {"from": None, "to": after}
-                continue
-            self._emit(collector, messages)
-            metas[stream] = {"from": _seq(messages[0]), "to": _seq(messages[-1])}
-        return metas
-
-    @override
-    def re_emit_partition_batch(
-        self, tx: int, collector: TridentCollector, partition: Partition, meta: Meta
-    ) -> None:
-        if meta.get("from") is None:
-            return
-        span = meta["to"] - meta["from"] + 1
-        read = self._read(partition.get_id(), meta["from"], span, meta["to"])
-        self._emit(collector, self._run(read))
 
     @override
     def close(self) -> None:
@@ -174,7 +153,7 @@ class NatsJetStreamTridentSpout(IPartitionedTridentSpout):
 
     @override
     def get_coordinator(self, conf: dict[str, Any], context: Any) -> PartitionedCoordinator:
-        return Streams(self.streams)
+        return NamedPartitions(self.streams)
 
     @override
     def get_emitter(self, conf: dict[str, Any], context: Any) -> TransactionalEmitter:

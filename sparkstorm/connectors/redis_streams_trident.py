@@ -23,83 +23,40 @@ from sparkstorm.topology.fields import Fields
 from sparkstorm.trident.partitioned import (
     IPartitionedTridentSpout,
     Meta,
+    NamedPartitions,
     OpaqueOf,
-    Partition,
     PartitionedCoordinator,
+    RangeEmitter,
     TransactionalEmitter,
 )
 from sparkstorm.trident.tuple import TridentCollector
 
 
-class StreamPartition(Partition):
-    """One stream."""
-
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-    @override
-    def get_id(self) -> str:
-        return self.key
-
-
-class Streams(PartitionedCoordinator):
-    """The streams named: each one partition."""
-
-    def __init__(self, streams: list[str]) -> None:
-        self.streams = streams
-
-    @override
-    def get_partitions_for_batch(self) -> list[str]:
-        return self.streams
-
-
-class _Emitter(TransactionalEmitter):
+class _Emitter(RangeEmitter):
     def __init__(self, url: str, max_batch_size: int, decode: str | None) -> None:
         self.client = redis_client({"url": url}, 30.0)
         self.max_batch_size, self.decode = max_batch_size, decode
 
     @override
-    def get_ordered_partitions(self, all_partition_info: Any) -> list[Partition]:
-        return [StreamPartition(key) for key in all_partition_info]
+    def read_after(self, partition: str, last: Meta | None) -> tuple[list[Any], Any, Any]:
+        after = (last or {}).get("to") or "0-0"
+        entries = self.client.xrange(partition, f"({after}", "+", count=self.max_batch_size)
+        if not entries:
+            return [], None, after
+        return entries, entries[0][0].decode(), entries[-1][0].decode()
 
-    def _emit(self, collector: TridentCollector, entries: list[Any]) -> None:
+    @override
+    def read_range(self, partition: str, first: Any, last: Any) -> list[Any]:
+        return self.client.xrange(partition, first, last)  # type: ignore[no-any-return]
+
+    @override
+    def emit_records(self, collector: TridentCollector, records: list[Any]) -> None:
         decode = self.decode
-        for entry_id, fields in entries:
+        for entry_id, fields in records:
             if decode is not None:
                 entry_id = entry_id.decode(decode)
                 fields = {k.decode(decode): v.decode(decode) for k, v in fields.items()}
             collector.emit([entry_id, fields])
-
-    @override
-    def emit_batch_new(
-        self,
-        tx: int,
-        collector: TridentCollector,
-        partitions: list[Partition],
-        last_meta_by_partition: dict[str, Meta],
-    ) -> dict[str, Meta]:
-        metas: dict[str, Meta] = {}
-        for partition in partitions:
-            key = partition.get_id()
-            last = last_meta_by_partition.get(key) or {}
-            after = last.get("to") or "0-0"
-            entries = self.client.xrange(key, f"({after}", "+", count=self.max_batch_size)
-            if not entries:
-                metas[key] = {"from": None, "to": after}
-                continue
-            self._emit(collector, entries)
-            first, end = entries[0][0], entries[-1][0]
-            metas[key] = {"from": first.decode(), "to": end.decode()}
-        return metas
-
-    @override
-    def re_emit_partition_batch(
-        self, tx: int, collector: TridentCollector, partition: Partition, meta: Meta
-    ) -> None:
-        if meta.get("from") is None:
-            return
-        entries = self.client.xrange(partition.get_id(), meta["from"], meta["to"])
-        self._emit(collector, entries)
 
 
 class RedisStreamTridentSpout(IPartitionedTridentSpout):
@@ -126,7 +83,7 @@ class RedisStreamTridentSpout(IPartitionedTridentSpout):
 
     @override
     def get_coordinator(self, conf: dict[str, Any], context: Any) -> PartitionedCoordinator:
-        return Streams(self.streams)
+        return NamedPartitions(self.streams)
 
     @override
     def get_emitter(self, conf: dict[str, Any], context: Any) -> TransactionalEmitter:

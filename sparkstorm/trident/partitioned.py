@@ -96,6 +96,82 @@ class TransactionalEmitter(PartitionedEmitter):
         """Emit exactly the tuples of the batch ``meta`` describes, again."""
 
 
+class NamedPartition(Partition):
+    """A partition known by its name alone (a stream, ``topic/partition``)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @override
+    def get_id(self) -> str:
+        return self.name
+
+
+class NamedPartitions(PartitionedCoordinator):
+    """A fixed list of partitions, by name."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+
+    @override
+    def get_partitions_for_batch(self) -> list[str]:
+        return self.names
+
+
+class RangeEmitter(TransactionalEmitter):
+    """An emitter whose batch in a partition is a range of the source's positions.
+
+    Its metadata is ``{"from": first, "to": last}`` (positions: ids, sequence numbers,
+    offsets); an empty batch is ``{"from": None, "to": where it was}``. A replay reads
+    the range again. Subclasses read and emit.
+    """
+
+    @abstractmethod
+    def read_after(self, partition: str, last: Meta | None) -> tuple[list[Any], Any, Any]:
+        """Up to a batch of records after ``last``, with the first and last positions.
+
+        ``last`` is None before the partition's first batch (read from where the source
+        starts); without records, ``([], None, the last position)``.
+        """
+
+    @abstractmethod
+    def read_range(self, partition: str, first: Any, last: Any) -> list[Any]:
+        """The records from position ``first`` to ``last``, both included."""
+
+    @abstractmethod
+    def emit_records(self, collector: TridentCollector, records: list[Any]) -> None:
+        """Emit ``records`` as tuples."""
+
+    @override
+    def get_ordered_partitions(self, all_partition_info: Any) -> list[Partition]:
+        return [NamedPartition(name) for name in all_partition_info]
+
+    @override
+    def emit_batch_new(
+        self,
+        tx: int,
+        collector: TridentCollector,
+        partitions: list[Partition],
+        last_meta_by_partition: dict[str, Meta],
+    ) -> dict[str, Meta]:
+        metas: dict[str, Meta] = {}
+        for partition in partitions:
+            name = partition.get_id()
+            records, first, last = self.read_after(name, last_meta_by_partition.get(name))
+            self.emit_records(collector, records)
+            metas[name] = {"from": first, "to": last}
+        return metas
+
+    @override
+    def re_emit_partition_batch(
+        self, tx: int, collector: TridentCollector, partition: Partition, meta: Meta
+    ) -> None:
+        if meta.get("from") is not None:
+            self.emit_records(
+                collector, self.read_range(partition.get_id(), meta["from"], meta["to"])
+            )
+
+
 class IPartitionedTridentSpout(ABC):
     """A transactional partitioned spout: a replayed batch has the same tuples.
 

@@ -19,20 +19,14 @@ from sparkstorm.connectors.kafka_trident import (
     KafkaTridentSpoutOpaque,
     KafkaTridentSpoutTransactional,
 )
-from sparkstorm.trident import BaseFunction, Count, TridentTopology
+from sparkstorm.trident import Count, TridentTopology
 from sparkstorm.trident.state.redis import RedisMapState
 from tests.conftest import REDIS_URL
 from tests.connectors.kafka_broker import kafka  # noqa: F401 (the session's broker)
-from tests.trident.ops import FailOnceOn, FlakyMap
+from tests.trident.ops import FailOnceOn, FlakyMap, Split
 from tests.trident.test_map_states import stored_counts
 
 pytestmark = pytest.mark.services
-
-
-class SplitValue(BaseFunction):
-    def execute(self, tup, collector):
-        for word in tup[0].split():
-            collector.emit([word])
 
 
 @pytest.fixture
@@ -47,13 +41,11 @@ def word_count(spout, factory, marker: str = "") -> TridentTopology:
     """The count; with ``marker``, the batch that first meets ``w5`` fails once (and is
     emitted again from its offset ranges)."""
     topology = TridentTopology()
-    words = topology.new_stream("records", spout).each(
-        Fields("value"), SplitValue(), Fields("token")
-    )
+    words = topology.new_stream("records", spout).each(Fields("value"), Split(), Fields("token"))
     if marker:
         words = words.each(Fields("token"), FailOnceOn("w5", marker), Fields("word"))
     else:
-        words = words.each(Fields("token"), SplitValue(), Fields("word"))
+        words = words.each(Fields("token"), Split(), Fields("word"))
     (
         words.parallelism_hint(2)
         .group_by(Fields("word"))

@@ -19,20 +19,14 @@ from sparkstorm.connectors.nats_jetstream_trident import (
     NatsJetStreamOpaqueTridentSpout,
     NatsJetStreamTridentSpout,
 )
-from sparkstorm.trident import BaseFunction, Count, TridentTopology
+from sparkstorm.trident import Count, TridentTopology
 from sparkstorm.trident.state.redis import RedisMapState
 from tests.conftest import REDIS_URL
 from tests.connectors.test_nats_jetstream import URL, js
-from tests.trident.ops import FlakyMap
+from tests.trident.ops import FlakyMap, Split
 from tests.trident.test_map_states import stored_counts
 
 pytestmark = pytest.mark.services
-
-
-class SplitPayload(BaseFunction):
-    def execute(self, tup, collector):
-        for word in tup[0].split():
-            collector.emit([word])
 
 
 @pytest.fixture
@@ -65,7 +59,7 @@ def word_count(spout, factory) -> TridentTopology:
     topology = TridentTopology()
     (
         topology.new_stream("stream", spout)
-        .each(Fields("data"), SplitPayload(), Fields("word"))
+        .each(Fields("data"), Split(), Fields("word"))
         .parallelism_hint(2)
         .group_by(Fields("word"))
         .persistent_aggregate(factory, Count(), Fields("count"))
@@ -103,9 +97,7 @@ def test_the_tuples_are_sequence_subject_and_payload_and_a_subject_filters(clust
     publish(stream, ["one", "two", "three", "four"])  # subjects .a .b .a .b
     topology = TridentTopology()
     spout = NatsJetStreamTridentSpout(URL, stream, subject=f"{stream}.a")
-    topology.new_stream("stream", spout).each(Fields("data"), SplitPayload(), Fields("word")).name(
-        "seen"
-    )
+    topology.new_stream("stream", spout).each(Fields("data"), Split(), Fields("word")).name("seen")
     cluster = cluster_factory("local")
     cluster.submit_topology("nats-tuples", {"sparkstorm.capture": ["seen"]}, topology.build())
     cluster.wait_until_idle()

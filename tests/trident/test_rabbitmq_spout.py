@@ -13,18 +13,12 @@ import pytest
 
 from sparkstorm import Fields
 from sparkstorm.connectors.rabbitmq import RabbitMQSpout
-from sparkstorm.trident import BaseFunction, LocalDRPC, TridentTopology
+from sparkstorm.trident import LocalDRPC, TridentTopology
 from tests.connectors.brokers import RabbitMQ
-from tests.trident.ops import FailOnceOn
+from tests.trident.ops import FailOnceOn, Split
 from tests.trident.test_failures import counted, counts_of
 
 pytestmark = pytest.mark.services
-
-
-class SplitBody(BaseFunction):
-    def execute(self, tup, collector):
-        for word in tup[0].split():
-            collector.emit([word])
 
 
 @pytest.fixture
@@ -43,7 +37,7 @@ def test_a_queue_read_in_batches_acks_after_the_commit_and_requeues_a_failed_bat
     topology, drpc = TridentTopology(), LocalDRPC()
     stream = (
         topology.new_stream("queue", RabbitMQSpout(queue.spout_url, queue.name))
-        .each(Fields("body"), SplitBody(), Fields("token"))
+        .each(Fields("body"), Split(), Fields("token"))
         .each(Fields("token"), FailOnceOn("w3", str(tmp_path / "failed")), Fields("word"))
     )
     counted(topology, stream, drpc)

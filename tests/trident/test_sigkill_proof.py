@@ -58,11 +58,7 @@ def test_sigkill_at_random_points_of_the_batch_cycle_counts_exactly_once(
     seed = random.randrange(1 << 32)
     print(f"seed {seed}")  # shown on failure: the kill points can be replayed
     rng = random.Random(seed)
-    client = redis.Redis.from_url(REDIS)
-    pipe = client.pipeline()
-    for sentence in SENTENCES:
-        pipe.xadd(name, {"sentence": sentence})
-    pipe.execute()
+    fill(redis.Redis.from_url(REDIS), name)
     progress = open_store("redis", {"url": REDIS, "key_prefix": name}, f"{name}:trident")
     env = {"PROOF_NAME": name, "PROOF_KIND": kind}
     total = 3 * len(SENTENCES)
@@ -81,6 +77,14 @@ def test_sigkill_at_random_points_of_the_batch_cycle_counts_exactly_once(
     assert stored_counts(name, kind, store(kind)) == expected
 
 
+def fill(client: redis.Redis, stream: str) -> None:
+    """The sentences, into ``stream``."""
+    pipe = client.pipeline()
+    for sentence in SENTENCES:
+        pipe.xadd(stream, {"sentence": sentence})
+    pipe.execute()
+
+
 def store(kind: str) -> str:
     return "redis" if kind == "transactional" else "postgres"
 
@@ -94,10 +98,7 @@ def test_the_store_restarted_mid_run_loses_nothing_and_counts_nothing_twice(tmp_
     url = f"redis://127.0.0.1:{server.port}/0"
     try:
         client = redis.Redis.from_url(url)
-        pipe = client.pipeline()
-        for sentence in SENTENCES:
-            pipe.xadd("restarted", {"sentence": sentence})
-        pipe.execute()
+        fill(client, "restarted")
         env = {"PROOF_NAME": "restarted", "PROOF_KIND": "transactional", "PROOF_REDIS": url}
         run = RunProcess(TARGET, "local", tmp_path, "--name", "restarted", "--until-idle", env=env)
         progress = open_store("redis", {"url": url, "key_prefix": "restarted"}, "restarted:trident")
@@ -122,11 +123,7 @@ def test_the_store_restarted_mid_run_loses_nothing_and_counts_nothing_twice(tmp_
 def test_a_spark_python_worker_killed_mid_run_loses_nothing(name, tmp_path):
     """The continuous mode: the worker of the coordinator or of a state dies; the run
     goes on in new workers from the kept txid and ranges, and ends idle."""
-    client = redis.Redis.from_url(REDIS)
-    pipe = client.pipeline()
-    for sentence in SENTENCES:
-        pipe.xadd(name, {"sentence": sentence})
-    pipe.execute()
+    fill(redis.Redis.from_url(REDIS), name)
     progress = open_store("redis", {"url": REDIS, "key_prefix": name}, f"{name}:trident")
     env = {"PROOF_NAME": name, "PROOF_KIND": "transactional"}
     run = RunProcess(TARGET, "continuous", tmp_path, "--name", name, "--until-idle", env=env)
