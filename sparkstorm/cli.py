@@ -243,6 +243,18 @@ def _seconds(raw: str) -> float:
     return value
 
 
+def _wait_seconds(raw: str) -> float:
+    """A drain's seconds: 0 or more (0: what is pending fails back at once)."""
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        msg = f"expected a number of seconds >= 0, got {raw!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
 def _sparse_seconds(raw: str) -> float:
     """``sparse run -t``'s seconds: 0 or less is no limit (``inf``: until stopped)."""
     try:
@@ -368,7 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
     kill.add_argument(
         "--wait",
         "-w",
-        type=_seconds,
+        type=_wait_seconds,
         default=30.0,
         metavar="SECS",
         help="the longest the drain may last before what is pending fails (default 30)",
@@ -389,7 +401,7 @@ def build_parser() -> argparse.ArgumentParser:
     rebalance.add_argument(
         "--wait",
         "-w",
-        type=_seconds,
+        type=_wait_seconds,
         default=30.0,
         metavar="SECS",
         help="the longest the spouts stay deactivated while what is in flight drains "

@@ -152,8 +152,11 @@ def test_bad_requests_get_a_4xx_with_a_message(request):
             assert response.status_code == code and words in response.json()["error"]
         response = live.http.post(f"/api/v1/topology/{live.name}/kill/soon")
         assert response.status_code == 400 and "seconds" in response.json()["error"]
-        assert live.http.get(f"/api/v1/topology/{live.name}/activate").status_code == 405
-        assert live.http.get("/nothing/here").status_code == 404
+        wrong_method = live.http.get(f"/api/v1/topology/{live.name}/activate")
+        assert wrong_method.status_code == 405 and "no GET on" in wrong_method.json()["error"]
+        unknown = live.http.get("/api/v1/topology/summary/extra/bits")
+        assert unknown.status_code == 404  # the documented JSON error, not plain text
+        assert "no route /api/v1/topology/summary/extra/bits" in unknown.json()["error"]
         assert live.get(f"/{live.name}")["status"] == "ACTIVE"  # none of it hurt the run
     finally:
         live.http.post(f"/api/v1/topology/{live.name}/kill/0")
@@ -221,7 +224,7 @@ def test_list_deactivate_activate_and_kill_from_the_command_line(run_dir):
         assert missing.returncode == 2
         assert "no topology named 'no-such-job' runs on this machine" in missing.stderr
         assert "numbers-job" in missing.stderr  # it says what does run
-        killed = sparkstorm("kill", "numbers-job", "--wait", "5")
+        killed = sparkstorm("kill", "numbers-job", "--wait", "0")  # 0 as the REST route takes
         assert killed.returncode == 0, killed.stderr
         output, _ = driver.communicate(timeout=60)
     finally:

@@ -291,7 +291,7 @@ def test_the_page_shows_the_continuous_workers_and_their_checkpoints(browser, sp
         live.thread.join(60)
 
 
-def test_a_trident_topology_shows_its_batches(browser):
+def test_a_trident_topology_shows_its_batches_and_a_wrong_address_says_so(browser):
     from tests.trident.test_drpc_served import word_count_served
 
     live = Running("local", None, "web-trident", make=word_count_served)
@@ -305,6 +305,9 @@ def test_a_trident_topology_shows_its_batches(browser):
         latency = text_of(browser, '[data-field="Batch latency"]')
         assert re.fullmatch(r"processing p50 [\d.]+ ms, p99 [\d.]+; commit p50 [\d.]+ ms", latency)
         assert text_of(browser, '[data-field="Replays"]') == "0"
+        browser.get(live.url + "/component/nosuch")  # a wrong address: said, not retried
+        said = until(lambda: text_of(browser, "#gone"), "the banner")
+        assert "has no component 'nosuch'" in said and "does not answer" not in said
     finally:
         live.http.post(f"/api/v1/topology/{live.name}/kill/5")
         live.thread.join(60)

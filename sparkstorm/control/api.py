@@ -502,5 +502,15 @@ def build_app(control: Control) -> Starlette:
             Route("/", h.page),
             Route("/component/{component}", h.page),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
-        ]
+        ],
+        exception_handlers={404: _no_route, 405: _no_route},
+    )
+
+
+async def _no_route(request: Request, exc: Exception) -> JSONResponse:
+    """The documented JSON error for a route that is not there (or not for this method)."""
+    status = getattr(exc, "status_code", 404)
+    what = "no route" if status == 404 else f"no {request.method} on"
+    return _error(
+        status, f"{what} {request.url.path}; the API's routes are under /api/v1/topology/"
     )

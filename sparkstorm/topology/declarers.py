@@ -166,6 +166,7 @@ class BoltDeclarer(SpoutDeclarer):
         self, component_id: str, fields: Fields, stream: str = DEFAULT_STREAM_ID
     ) -> Self:
         """Send tuples with equal values of ``fields`` to the same task."""
+        _not_java_order("fields_grouping", component_id, fields, stream)
         if not isinstance(fields, Fields):
             fields = Fields(fields)
         return self._subscribe(component_id, stream, Grouping(FIELDS, fields))
@@ -196,6 +197,7 @@ class BoltDeclarer(SpoutDeclarer):
 
         .. versionadded:: 0.2.0
         """
+        _not_java_order("partial_key_grouping", component_id, fields, stream)
         if not isinstance(fields, Fields):
             fields = Fields(fields)
         return self._subscribe(component_id, stream, Grouping(PARTIAL_KEY, fields))
@@ -224,3 +226,15 @@ class BoltDeclarer(SpoutDeclarer):
     def local_or_shuffle_grouping(self, component_id: str, stream: str = DEFAULT_STREAM_ID) -> Self:
         """Prefer tasks in the same worker; every task shares one worker here, so: shuffle."""
         return self._subscribe(component_id, stream, Grouping(LOCAL_OR_SHUFFLE))
+
+
+def _not_java_order(method: str, component_id: str, fields: Any, stream: Any) -> None:
+    """Storm's Java order, ``(component, stream, fields)``, said for what it is."""
+    if isinstance(fields, str) and not isinstance(stream, str):
+        shown = stream if isinstance(stream, Fields) else Fields(list(stream))
+        msg = (
+            f"{method}({component_id!r}, {fields!r}, {shown!r}): these are Storm's Java "
+            f"arguments, (component, stream, fields); in Python the stream comes last: "
+            f"{method}({component_id!r}, {shown!r}, {fields!r})"
+        )
+        raise InvalidTopologyError(msg, component=component_id, stream=fields)

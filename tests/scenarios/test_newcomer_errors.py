@@ -19,6 +19,7 @@ from sparkstorm import (
     TopologyBuilder,
 )
 from sparkstorm.testing import FeederSpout
+from tests.scenarios.bolts import Ack
 
 
 class EmitsALock(Bolt):
@@ -137,3 +138,14 @@ def test_a_bolt_spark_cannot_ship_is_named_on_both_engines(engine, cluster_facto
         feeder.feed(["a"], 1)
         cluster.wait_until_idle()
     assert "Java" not in str(info.value) and "\tat " not in str(info.value)
+
+
+@pytest.mark.parametrize("method", ["fields_grouping", "partial_key_grouping"])
+def test_storms_java_argument_order_is_named_with_the_python_one(method):
+    builder = TopologyBuilder()
+    declarer = builder.set_bolt("count", Ack())
+    with pytest.raises(InvalidTopologyError) as said:
+        getattr(declarer, method)("split", "words", Fields("word"))
+    message = str(said.value)
+    assert "Storm's Java arguments, (component, stream, fields)" in message
+    assert f"{method}('split', Fields('word'), 'words')" in message

@@ -107,7 +107,11 @@ function facts(table, pairs) {
 
 async function get(path) {
   const response = await fetch(API + path, { cache: "no-store" });
-  if (!response.ok) throw new Error((await response.json()).error || response.statusText);
+  if (!response.ok) {
+    const error = new Error((await response.json()).error || response.statusText);
+    error.status = response.status;  // the driver answered: not a lost connection
+    throw error;
+  }
   return response.json();
 }
 
@@ -351,7 +355,9 @@ async function refresh() {
     const gone = document.getElementById("gone");
     gone.textContent = killed || status === "KILLED"
       ? "The topology was killed: this driver has stopped."
-      : `The driver does not answer (${error.message}); retrying.`;
+      : error.status === 404
+        ? `${error.message}. Back to the topology: ${location.origin}/`
+        : `The driver does not answer (${error.message}); retrying.`;
     gone.hidden = false;
   }
 }
