@@ -268,7 +268,10 @@ def _sparse_seconds(raw: str) -> float:
 
 
 def check_options(args: argparse.Namespace, conf: dict[str, Any]) -> None:
-    """Options that cannot work together or cannot work at all, before anything starts."""
+    """Refuse options that cannot work at all, before anything starts.
+
+    Those that do nothing on the engine chosen get a warning (and are dropped).
+    """
     spark_only = [
         name
         for name, given in (
@@ -280,9 +283,14 @@ def check_options(args: argparse.Namespace, conf: dict[str, Any]) -> None:
         )
         if given
     ]
-    if args.engine == "local" and spark_only:
-        msg = f"{', '.join(spark_only)}: only for --engine spark, and this run uses local"
-        raise UsageError(msg)
+    if args.engine == "local" and spark_only:  # switching engines needs no deleting of flags
+        print(
+            f"sparkstorm: warning: {', '.join(spark_only)}: only for --engine spark; this "
+            "run uses local, where they do nothing",
+            file=sys.stderr,
+        )
+        for key in [k for k in conf if str(k).startswith(SPARK_PREFIX)]:
+            del conf[key]
     if args.stats_json:
         folder = Path(args.stats_json).resolve().parent
         if not folder.is_dir() or not os.access(folder, os.W_OK):

@@ -219,8 +219,6 @@ def test_a_broken_user_file_exits_2_with_one_line_naming_file_and_line(tmp_path)
         ),
         (["--conf", "topology.enable.message.timeouts=maybe"], "takes true or false"),
         (["--conf", "sparkstorm.capture=exclaim9"], "names ['exclaim9'], which the topology"),
-        (["--master", "local[2]"], "--master: only for --engine spark"),
-        (["--conf", "spark.ui.enabled=true"], "spark.* settings: only for --engine spark"),
         (["--duration", "-5"], "expected a number of seconds > 0, got '-5'"),
         (["--duration", "nan"], "expected a number of seconds > 0, got 'nan'"),
         (["--stats-json", "/no/such/folder/stats.json"], "folder /no/such/folder is missing"),
@@ -231,6 +229,18 @@ def test_bad_options_exit_2_before_anything_runs(args, message):
     assert proc.returncode == 2
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_spark_options_with_the_local_engine_are_a_warning_not_an_error():
+    """Switching to ``--engine local`` for a quick test needs no flags deleted."""
+    spark_flags = ["--master", "local[2]", "--conf", "spark.ui.enabled=true"]
+    proc = sparkstorm("run", "examples/exclamation.py", "--engine", "local", *spark_flags)
+    assert proc.returncode == 0, proc.stderr
+    assert (
+        "sparkstorm: warning: --master, spark.* settings: only for --engine spark; this run "
+        "uses local, where they do nothing"
+    ) in proc.stderr
+    assert "words acked: 1,000  failed: 0" in proc.stdout
 
 
 def test_module_form_runs_from_the_current_directory():
