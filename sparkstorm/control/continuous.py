@@ -348,10 +348,15 @@ class ContinuousRuntime:
 
     @property
     def in_flight(self) -> int:
-        """Tuples waiting in workers or on their way between them, as last reported."""
+        """Tuples waiting in workers or on their way between them, as last reported.
+
+        The workers report at different moments: a receiver's newer report may count
+        tuples a sender's older one does not yet, so the difference is taken as at least
+        0 (it went as low as -321 on the page), and never hides what waits in a worker.
+        """
         reports = self.reports.values()
         moving = sum(r.sent for r in reports) - sum(r.received for r in reports)
-        return moving + sum(r.backlog for r in reports)
+        return max(0, moving) + sum(r.backlog for r in reports)
 
     def pending_count(self) -> int:
         """Tracked messages without an outcome yet, over every spout task."""
