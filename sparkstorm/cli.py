@@ -826,8 +826,11 @@ def _callbacks(console: Console, name: str) -> dict[str, Any]:
         url = runtime.engine.ui_url
         if url:
             console.print(f"Spark UI: {url}")
-        if runtime.api_url:
-            console.print(f"UI: {runtime.api_url}/  (REST API: /api/v1/topology/{name})")
+        if runtime.api_shown:
+            shown, token = runtime.api_shown
+            console.print(f"UI: {shown}/  (REST API: /api/v1/topology/{name})")
+            if token:  # off loopback the control routes need it: say it here, once
+                console.print(f"token: {token}  (Authorization: Bearer TOKEN, for the controls)")
         log_file = runtime.engine.log_file
         if log_file:
             console.print(f"Spark log: {log_file}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -163,6 +164,23 @@ def test_bad_requests_get_a_4xx_with_a_message(request):
         live.thread.join(60)
 
 
+def test_listening_on_every_address_the_start_line_gives_the_machine_and_the_token(run_dir):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SPARKSTORM_RUN_DIR": str(run_dir)}
+    options = ["-o", "sparkstorm.ui.host=0.0.0.0", "-o", "sparkstorm.ui.token=open-sesame"]
+    command = [sys.executable, "-m", "sparkstorm.cli", "run", "examples/exclamation.py"]
+    done = subprocess.run(
+        [*command, *options, "--engine", "local", "--quiet"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"UI: http://{socket.gethostname()}:" in done.stdout  # not http://0.0.0.0
+    assert "token: open-sesame" in done.stdout
+
+
 def test_off_loopback_the_control_routes_need_the_token():
     control = Control(name="guarded", engine="local", token="s3cret", loopback=False)
     server = ControlServer(control, "127.0.0.1", 0)
@@ -172,6 +190,8 @@ def test_off_loopback_the_control_routes_need_the_token():
             assert http.get("/api/v1/topology/guarded").status_code == 200  # reading is open
             refused = http.post("/api/v1/topology/guarded/deactivate")
             assert refused.status_code == 401 and "Bearer" in refused.json()["error"]
+            assert "printed when the run started" in refused.json()["error"]  # where it is
+            assert "guarded.json)" in refused.json()["error"]
             wrong = {"Authorization": "Bearer guess"}
             assert http.post("/api/v1/topology/guarded/kill/0", headers=wrong).status_code == 401
             assert control.commands.empty()

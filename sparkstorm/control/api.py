@@ -30,6 +30,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from sparkstorm.config import SPARKSTORM_UI_TOKEN
+from sparkstorm.control import registry
 from sparkstorm.control.drpc import DRPCServer
 from sparkstorm.control.history import WINDOWS, History
 from sparkstorm.errors import DRPCExecutionError
@@ -313,7 +314,12 @@ class _Handlers:
             return None
         given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
         if not hmac.compare_digest(given.encode(), self.control.token.encode()):
-            return _error(401, "this control route needs 'Authorization: Bearer TOKEN'")
+            return _error(
+                401,
+                "this control route needs 'Authorization: Bearer TOKEN': the token was "
+                "printed when the run started, and is in the run's file on the driver's "
+                f"machine ({registry.run_dir() / self.control.name}.json)",
+            )
         return None
 
     def window_of(self, request: Request) -> tuple[str, float | None] | JSONResponse:

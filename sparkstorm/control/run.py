@@ -321,6 +321,7 @@ def _serve(
     _publish(server, runtime)
     server.start()
     runtime.api_url = server.url
+    runtime.api_shown = server.shown_url, None if control.loopback else control.token
     return server
 
 

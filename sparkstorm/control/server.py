@@ -32,7 +32,11 @@ class ControlServer:
         self.control = control
         self.sock = socket.create_server((host, port))  # bound now: a taken port fails here
         bound_host, bound_port = self.sock.getsockname()[:2]
-        self.url = f"http://{bound_host}:{bound_port}"
+        wildcard = bound_host in ("0.0.0.0", "::")
+        self.url = f"http://{'127.0.0.1' if wildcard else bound_host}:{bound_port}"
+        """Where this machine's verbs reach the API."""
+        self.shown_url = f"http://{socket.gethostname()}:{bound_port}" if wildcard else self.url
+        """Where the start line sends people: every address, so the machine's name."""
         config = uvicorn.Config(build_app(control), log_level="warning", lifespan="off")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(

@@ -81,6 +81,8 @@ class TopologyRuntime:
         self.draining_until: float | None = None
         """While a stop drains: when (``time.monotonic()``) the drain gives up."""
         self.api_url: str | None = None
+        self.api_shown: tuple[str, str | None] | None = None
+        """The API's address for people, and its token when off loopback (it is needed)."""
         """The REST API's address, when the run serves one."""
         self.errors = KeptErrors()
         """The tasks' errors: the first and the latest (``control/kept_errors``)."""

@@ -370,7 +370,7 @@ async function operate(action, suffix) {
     const headers = token ? { Authorization: "Bearer " + token } : {};
     const response = await fetch(path, { method: "POST", headers });
     if (response.status === 401) {
-      const given = prompt("This topology's control routes need its token (printed at start):");
+      const given = prompt("This topology's control routes need its token (the 'token:' line where the run started, or the run's file on the driver's machine):");
       if (!given) return;
       sessionStorage.setItem("sparkstorm-token", given);
       continue;
