@@ -6,7 +6,7 @@ from pathlib import Path
 
 def test_readme_example_runs():
     readme = (Path(__file__).parent.parent / "README.md").read_text()
-    block = re.search(r"## A topology in 20 lines\n\n```python\n(.*?)```", readme, re.S).group(1)
+    block = re.search(r"## A first topology\n\n```python\n(.*?)```", readme, re.S).group(1)
     assert 'engine="spark"' in block
     namespace = {}
     exec(compile(block.replace('engine="spark"', 'engine="local"'), "README", "exec"), namespace)
