@@ -300,7 +300,14 @@ def check_options(args: argparse.Namespace, conf: dict[str, Any]) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``sparkstorm``."""
-    parser = argparse.ArgumentParser(prog="sparkstorm", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="sparkstorm",
+        description="Run and operate sparkstorm topologies: sparkstorm run "
+        "FILE_OR_MODULE[:ATTR] [options]. Exit codes: 0 a clean run; 1 the run had task "
+        "errors or failed trees (a summary line says how many and why); 2 bad usage, an "
+        "invalid topology or configuration, or a user file that does not import (one line "
+        "naming file:line); 130 interrupted (Ctrl-C, SIGTERM).",
+    )
     parser.add_argument("--version", action="version", version=f"sparkstorm {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a topology")
@@ -310,7 +317,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="FILE_OR_MODULE[:ATTR]; in a streamparse project, omit it to run the "
         "topology of topology_specs (the only one, or the one --name names)",
     )
-    run.add_argument("--engine", choices=["spark", "local"], default="spark")
+    run.add_argument(
+        "--engine",
+        choices=["spark", "local"],
+        default="spark",
+        help="spark (default: local[*], or --master) or local (one Python process, no JVM)",
+    )
     run.add_argument("--master", default=None, help="Spark master URL (default local[*])")
     run.add_argument(
         "--mode",
@@ -319,7 +331,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="the Spark engine's execution mode (sparkstorm.spark.mode; default continuous)",
     )
     stop = run.add_mutually_exclusive_group()
-    stop.add_argument("--duration", type=_seconds, default=None, metavar="SECONDS")
+    stop.add_argument(
+        "--duration",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="stop gracefully after this many seconds of topology time",
+    )
     stop.add_argument(
         "-t",
         "--time",
@@ -347,8 +365,8 @@ def build_parser() -> argparse.ArgumentParser:
         "-e",
         "--environment",
         default=None,
-        help="a streamparse project's environment (config.json envs): its options, "
-        "and its entry of a per-environment par",
+        help="a streamparse project's environment (config.json envs): its options, and "
+        "its entry of a per-environment parallelism ('par')",
     )
     run.add_argument(
         "-d", "--debug", action="store_true", help="topology.debug=true (as sparse run -d)"
@@ -363,7 +381,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--spark-conf", default=None, metavar="FILE", help="spark-defaults.conf-style settings"
     )
-    run.add_argument("--stats-json", default=None, metavar="PATH")
+    run.add_argument(
+        "--stats-json",
+        default=None,
+        metavar="PATH",
+        help="write the final statistics there, as JSON",
+    )
     run.add_argument(
         "-n",
         "--name",
@@ -384,7 +407,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub.add_parser("list", help="the topologies running on this machine")
     kill = sub.add_parser("kill", help="stop a running topology gracefully, as Ctrl-C does")
-    kill.add_argument("name")
+    kill.add_argument("name", help="the running topology's name (sparkstorm list)")
     kill.add_argument(
         "--wait",
         "-w",
@@ -397,7 +420,7 @@ def build_parser() -> argparse.ArgumentParser:
         "rebalance",
         help="place a continuous-mode topology's tasks over N workers (as Storm's rebalance)",
     )
-    rebalance.add_argument("name")
+    rebalance.add_argument("name", help="the running topology's name (sparkstorm list)")
     rebalance.add_argument(
         "--workers",
         "-n",
@@ -427,8 +450,16 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE_OR_MODULE[:ATTR]",
         help="take the state provider from this topology's configuration",
     )
-    state.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE")
-    state.add_argument("--component", default=None, help="only this component")
+    state.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a configuration key (topology.state.provider and .config, say)",
+    )
+    state.add_argument(
+        "--component", default=None, help="only this component (a Trident state's name)"
+    )
     state.add_argument(
         "--limit", type=int, default=20, help="keys shown per component, 0 for all (default 20)"
     )
@@ -454,7 +485,9 @@ def build_parser() -> argparse.ArgumentParser:
         ("activate", "ask a deactivated topology's spouts for tuples again"),
         ("deactivate", "stop asking the spouts for tuples; what is in flight completes"),
     ):
-        sub.add_parser(verb, help=text).add_argument("name")
+        sub.add_parser(verb, help=text).add_argument(
+            "name", help="the running topology's name (sparkstorm list)"
+        )
     return parser
 
 

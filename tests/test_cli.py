@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -410,3 +411,14 @@ def test_a_stateful_run_says_which_checkpoint_it_resumes_from(tmp_path):
     second = sparkstorm("run", f"{TOPOLOGIES}:steady_stateful", *args)
     assert second.returncode == 0, second.stderr[-2000:]
     assert re.search(r"state: resuming 'resumed' from checkpoint \d+ \(directory", second.stdout)
+
+
+def test_every_verb_and_option_says_what_it_does_in_plain_text():
+    from sparkstorm.cli import build_parser
+
+    parser = build_parser()
+    assert "``" not in parser.format_help()  # no reStructuredText in a terminal
+    (verbs,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for verb, sub in verbs.choices.items():
+        for action in sub._actions:
+            assert action.help, f"sparkstorm {verb} {action.dest}: no help"
