@@ -53,10 +53,13 @@ def unregister(name: str) -> None:
 
 
 def running() -> dict[str, dict[str, Any]]:
-    """Name -> entry of every topology whose driver is alive; stale files are removed."""
+    """Name -> entry of this user's topologies whose driver is alive; stale files go."""
     found = {}
+    me = os.getuid()
     for path in sorted(run_dir().glob("*.json")):
         try:
+            if path.stat().st_uid != me:  # another user's run in a shared folder: not ours
+                continue
             entry = json.loads(path.read_text())
             os.kill(int(entry["pid"]), 0)
         except ProcessLookupError:
