@@ -74,6 +74,16 @@ def until(condition, what, timeout=30):
     return value
 
 
+def plots_fit(browser):
+    """Whether the three plots are drawn, each no wider than its box."""
+    sizes = browser.execute_script(
+        "return [...document.querySelectorAll('.plots figure > div')].map((d) => "
+        "[d.clientWidth, d.querySelector('canvas') ? d.querySelector('canvas')"
+        ".getBoundingClientRect().width : -1])"
+    )
+    return len(sizes) == 3 and all(0 <= canvas <= box + 1 for box, canvas in sizes)
+
+
 def text_of(browser, selector):
     """The text of the first element ``selector`` finds, read in one script (or None)."""
     return browser.execute_script(
@@ -305,6 +315,11 @@ def test_a_trident_topology_shows_its_batches_and_a_wrong_address_says_so(browse
         latency = text_of(browser, '[data-field="Batch latency"]')
         assert re.fullmatch(r"processing p50 [\d.]+ ms, p99 [\d.]+; commit p50 [\d.]+ ms", latency)
         assert text_of(browser, '[data-field="Replays"]') == "0"
+        # at a phone's width every plot fits its box, and follows the window's size
+        for width in (390, 1280):
+            browser.set_window_size(width, 844)
+            until(lambda: plots_fit(browser), f"plots that fit at {width} px")
+        browser.set_window_size(1400, 1150)
         browser.get(live.url + "/component/nosuch")  # a wrong address: said, not retried
         said = until(lambda: text_of(browser, "#gone"), "the banner")
         assert "has no component 'nosuch'" in said and "does not answer" not in said

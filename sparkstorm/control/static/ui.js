@@ -285,7 +285,7 @@ function plot(id, series, time) {
   }
   if (plots[id]) plots[id].chart.destroy();
   const options = {
-    width: Math.max(320, element.clientWidth), height: 220,
+    width: element.clientWidth || 320, height: 220,
     series: [{}, ...labels.map((label, i) => ({ label, stroke: COLORS[i % COLORS.length], width: 2, spanGaps: false }))],
     scales: { x: { time: true }, y: { range: (u, min, max) => [0, Math.max(1, max || 0) * 1.05] } },
     axes: [
@@ -293,7 +293,7 @@ function plot(id, series, time) {
       { values: (u, ticks) => ticks.map(compact), size: 56 },
     ],
   };
-  plots[id] = { key, chart: new uPlot(options, data, element) };
+  plots[id] = { key, chart: new uPlot(options, data, element), element };
 }
 
 // An axis label that fits: 10000 -> 10k, 2500000 -> 2.5M.
@@ -396,3 +396,7 @@ document.getElementById("window").addEventListener("change", refresh);
 
 refresh();
 setInterval(refresh, REFRESH_MS);
+// plots follow their boxes when the window changes size (a phone turned, a window dragged)
+window.addEventListener("resize", () => {
+  for (const { chart, element } of Object.values(plots)) chart.setSize({ width: element.clientWidth || 320, height: 220 });
+});
