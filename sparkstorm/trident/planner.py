@@ -10,6 +10,7 @@ between groups is a direct stream (see ``trident/wiring.py``).
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from typing_extensions import override
@@ -40,6 +41,8 @@ if TYPE_CHECKING:
     from sparkstorm.trident.stream import TridentTopology
 
 COORDINATOR = "trident-coordinator"
+MAX_NAME = 48
+"""A bolt named after its operations is cut at this length."""
 
 
 class ReturnNode(Node):
@@ -179,11 +182,16 @@ def plan(topology: TridentTopology) -> Topology:
 
 
 def _bolt_names(groups: list[list[Node]]) -> list[str]:
-    """Each group's bolt id: the first name a user gave one of its operations, else ``b-N``."""
+    """Each group's bolt id: the first name a user gave one of its operations, else ``b-N``.
+
+    ``b-N`` is followed by its operations' names (``b-1-Count``, ``b-2-Split-MapGet``), so
+    the page, the API and the live table show what each bolt runs.
+    """
     names: list[str] = []
     for i, group in enumerate(groups):
         named = [n.label for n in group if n.named and n.label not in names]
-        name = named[0] if named else f"b-{i}"
+        operations = dict.fromkeys(re.sub(r"-\d+$", "", n.label) for n in group if n.label)
+        name = named[0] if named else "-".join([f"b-{i}", *operations])[:MAX_NAME]
         if name == COORDINATOR or name in names:
             msg = f"two bolts would be named {name!r}: give the operations different names"
             raise InvalidTopologyError(msg, component=name)
