@@ -62,6 +62,11 @@ DEFAULT_FIELDS = ("topic", "partition", "offset", "key", "value")
 POLL_RECORDS = 500
 """Records taken from the client in one call (without waiting)."""
 CALL_SECS = 10.0
+OPEN_SECS = 3.0
+"""How long ``open`` waits for the broker's metadata before reporting it unreachable."""
+RETRY_LOOKUP_SECS = 0.2
+"""How long a later attempt may hold ``next_tuple`` (every ``RETRY_SECS``)."""
+RETRY_SECS = 5.0
 
 
 class FirstPollOffsetStrategy(enum.Enum):
@@ -240,15 +245,19 @@ class KafkaSpout(Spout):
         self.next_commit = time.monotonic() + self.config.offset_commit_period_ms / 1000
         self.assigned = False
         self.next_attempt = 0.0
-        self._assign()
+        self._assign(OPEN_SECS)
 
     def _where(self) -> str:
         return f"{self.config.bootstrap_servers} (group {self.config.group_id!r})"
 
-    def _assign(self) -> None:
-        """Assign the task its partitions (every partition of the topics, dealt by index)."""
+    def _assign(self, timeout: float) -> None:
+        """Assign the task its partitions (every partition of the topics, dealt by index).
+
+        ``timeout`` bounds the wait for the broker's metadata: a few seconds at open, a
+        moment when ``next_tuple`` tries again (it must not hold the task up).
+        """
         try:
-            metadata = self.consumer.list_topics(timeout=CALL_SECS)
+            metadata = self.consumer.list_topics(timeout=timeout)
         except KafkaException as exc:
             self._unreachable(exc)
             return
@@ -265,7 +274,7 @@ class KafkaSpout(Spout):
         every = [(t, p) for t in names for p in sorted(metadata.topics[t].partitions)]
         mine = [TopicPartition(t, p) for t, p in every[self.index :: self.num_tasks]]
         if not mine:
-            self.next_attempt = time.monotonic() + 5.0
+            self.next_attempt = time.monotonic() + RETRY_SECS
             return
         strategy = self.config.first_poll_offset_strategy
         committed = {}
@@ -283,9 +292,11 @@ class KafkaSpout(Spout):
 
     def _unreachable(self, exc: Exception) -> None:
         self.collector.report_error(
-            ConnectionError(f"KafkaSpout cannot reach {self._where()}: {exc}; retrying in 5 s")
+            ConnectionError(
+                f"KafkaSpout cannot reach {self._where()}: {exc}; retrying in {RETRY_SECS:g} s"
+            )
         )
-        self.next_attempt = time.monotonic() + 5.0
+        self.next_attempt = time.monotonic() + RETRY_SECS
 
     # -- reading ---------------------------------------------------------------------
     def next_tuple(self) -> None:
@@ -293,7 +304,7 @@ class KafkaSpout(Spout):
         now = time.monotonic()
         if not self.assigned:
             if now >= self.next_attempt:
-                self._assign()
+                self._assign(RETRY_LOOKUP_SECS)
             return
         if now >= self.next_commit:
             self._commit()

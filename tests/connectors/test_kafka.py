@@ -18,6 +18,7 @@ from sparkstorm.connectors.kafka import (
     KafkaSpout,
     KafkaSpoutConfig,
     KafkaSpoutRetryExponentialBackoff,
+    ProcessingGuarantee,
 )
 from tests.conftest import run_on
 
@@ -139,3 +140,25 @@ def test_a_translator_replaces_the_tuple_and_the_config_is_checked(kafka):
         )
     with pytest.raises(ValueError, match="give topics"):
         KafkaSpoutConfig(kafka.bootstrap, [], "g")
+
+
+def test_at_most_once_commits_before_emitting_and_never_retries(kafka):
+    topic, group = kafka.topic(), f"g-{uuid.uuid4().hex[:6]}"
+    kafka.produce(topic, [b"w3 first", b"fine", b"w3 second"])
+    config = KafkaSpoutConfig(
+        kafka.bootstrap, [topic], group, processing_guarantee=ProcessingGuarantee.AT_MOST_ONCE
+    )
+    built, conf = topology(config)
+    result = run_on("local", built, conf, until_idle=True)
+    assert [v for _, _, v in result.captured[("check", "default")]] == ["fine"]  # w3s lost
+    assert kafka.committed(group, topic) == [3]  # committed as polled
+    assert result.stats["records"]["acked"] == result.stats["records"]["failed"] == 0
+
+
+def test_an_unreachable_broker_is_one_line_naming_it():
+    config = KafkaSpoutConfig("127.0.0.1:9", ["nowhere"], "g", extra={"socket.timeout.ms": 1000})
+    built, conf = topology(config)
+    conf["sparkstorm.idle.grace.secs"] = 0.5
+    result = run_on("local", built, conf, until_idle=True)
+    (error, *_) = result.errors
+    assert "KafkaSpout cannot reach 127.0.0.1:9 (group 'g')" in error.message
