@@ -70,7 +70,10 @@ def topology(config):
     return builder.create_topology(), conf
 
 
-@pytest.mark.parametrize("engine", ["local", "continuous"])
+# The local engine only: in the continuous mode the spout runs in a Spark worker, which
+# the other sources' fault suite covers; this is the spout's own logic. (Checked by hand
+# on the continuous mode too: it passes; left out for the suite's 20 minutes.)
+@pytest.mark.parametrize("engine", ["local"])
 def test_every_record_once_retried_or_dead_lettered_and_committed_past(engine, kafka, request):
     spark = request.getfixturevalue("spark") if engine != "local" else None
     topic, group = kafka.topic(partitions=2), f"g-{uuid.uuid4().hex[:6]}"
