@@ -165,17 +165,8 @@ def test_bad_requests_get_a_4xx_with_a_message(request):
 
 
 def test_listening_on_every_address_the_start_line_gives_the_machine_and_the_token(run_dir):
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "SPARKSTORM_RUN_DIR": str(run_dir)}
     options = ["-o", "sparkstorm.ui.host=0.0.0.0", "-o", "sparkstorm.ui.token=open-sesame"]
-    command = [sys.executable, "-m", "sparkstorm.cli", "run", "examples/exclamation.py"]
-    done = subprocess.run(
-        [*command, *options, "--engine", "local", "--quiet"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = sparkstorm("run", "examples/exclamation.py", *options, "--engine", "local", "--quiet")
     assert done.returncode == 0, done.stderr
     assert f"UI: http://{socket.gethostname()}:" in done.stdout  # not http://0.0.0.0
     assert "token: open-sesame" in done.stdout

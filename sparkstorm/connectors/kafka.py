@@ -314,9 +314,11 @@ class KafkaSpout(Spout):
             self._emit(key, self.parts[key[:2]].pending[key[2]])
         if due:
             return
-        for record in self.consumer.consume(POLL_RECORDS, timeout=0):
+        records = self.consumer.consume(POLL_RECORDS, timeout=0)
+        for record in records:
             self._take(record)
-        self._pause_full()
+        if records:  # only a poll or a commit moves a partition's uncommitted count
+            self._pause_full()
 
     def _take(self, record: Any) -> None:
         error = record.error()
@@ -456,6 +458,7 @@ class KafkaSpout(Spout):
                 due.append(TopicPartition(topic, partition, point))
         if due:
             self._commit_now(due)
+        self._pause_full()
 
     def _commit_now(self, offsets: list[TopicPartition]) -> None:
         try:

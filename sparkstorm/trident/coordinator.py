@@ -140,7 +140,7 @@ class Coordinator(Spout):
         self.drpc_polled = 0.0
         self.requests: dict[int, tuple[str, int]] = {}
         """DRPC request id -> (function, messages outstanding)."""
-        self.watch = context.register_metric(METRIC, BatchWatch(), 1)
+        self.watch = context.register_metric(METRIC, BatchWatch(self.batches), 1)
         self.servers = {
             f: server
             for f, given in self.drpc.items()
@@ -193,8 +193,6 @@ class Coordinator(Spout):
                 if not batch.replayed:  # the spouts are dry: ask them again later
                     self.dry_until = time.monotonic() + self.interval
                     break
-        self.watch.in_flight = len(self.batches)
-        self.watch.max_attempt = max((b.attempt for b in self.batches.values()), default=0)
 
     def _ready(self, txid: int) -> bool:
         """Whether every spout that can say so has a batch for ``txid``."""

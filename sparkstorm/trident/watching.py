@@ -19,13 +19,12 @@ RECENT = 100
 class BatchWatch:
     """The batches' progress: txids, in flight, attempts, sizes, latencies, replays."""
 
-    def __init__(self) -> None:
+    def __init__(self, batches: dict[int, Any]) -> None:
+        self.batches = batches
+        """The coordinator's batches in flight (each with its ``attempt``), read at each report."""
         self.txid = 0
         """The newest txid started."""
         self.committed = 0
-        self.in_flight = 0
-        self.max_attempt = 0
-        """The highest attempt among the batches in flight (0: none is a replay)."""
         self.replays = 0
         """Batches emitted again after a failure or a timeout (each later one counts)."""
         self.committed_batches = 0
@@ -73,8 +72,8 @@ class BatchWatch:
         return {
             "txid": self.txid,
             "committedTxid": self.committed,
-            "inFlight": self.in_flight,
-            "maxAttempt": self.max_attempt,
+            "inFlight": len(self.batches),
+            "maxAttempt": max((b.attempt for b in self.batches.values()), default=0),
             "replays": self.replays,
             "committedBatches": self.committed_batches,
             "emptyBatches": self.empty_batches,

@@ -7,9 +7,6 @@ run's own DRPC server, as a Storm topology uses its cluster's DRPC servers.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 
 import pytest
@@ -25,7 +22,8 @@ from sparkstorm.trident import (
     Sum,
     TridentTopology,
 )
-from tests.test_cli import ROOT, sparkstorm
+from tests.run_process import RunProcess
+from tests.test_cli import sparkstorm
 from tests.test_control import Running, run_dir  # noqa: F401 (the run folder fixture)
 from tests.trident.ops import Split
 
@@ -129,30 +127,22 @@ def test_a_runs_drpc_function_is_served_by_its_api_and_the_command_line(engine, 
     assert not live.thread.is_alive() and live.error is None, live.error
 
 
-def test_the_example_answers_sparkstorm_drpc_while_it_runs_until_stopped(run_dir):  # noqa: F811
+def test_the_example_answers_sparkstorm_drpc_while_it_runs_until_stopped(run_dir, tmp_path):  # noqa: F811
     """``-t 0`` runs until stopped, even a module that sets ``UNTIL_IDLE``."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "SPARKSTORM_RUN_DIR": str(run_dir)}
-    command = [sys.executable, "-m", "sparkstorm.cli", "run", "examples/trident_word_count.py"]
-    driver = subprocess.Popen(
-        [*command, "--engine", "local", "-t", "0", "--quiet"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    driver = RunProcess("examples/trident_word_count.py", "local", tmp_path, "-t", "0", env={})
     try:
         deadline = time.monotonic() + 60
         while (asked := sparkstorm("drpc", "trident_word_count", "words", "the man")).stdout != (
             "[[24000]]\n"  # every batch committed: 20,000 "the" and 4,000 "man"
         ):
-            assert driver.poll() is None, "the run ended by itself: -t 0 was not until stopped"
+            assert driver.process.poll() is None, (
+                "the run ended by itself: -t 0 was not until stopped"
+            )
             assert time.monotonic() < deadline, asked
             time.sleep(0.5)
         assert sparkstorm("kill", "trident_word_count", "--wait", "5").returncode == 0
-        output, _ = driver.communicate(timeout=60)
+        assert driver.wait(60) == 0, driver.output()
     finally:
-        if driver.poll() is None:
+        if driver.process.poll() is None:
             driver.kill()
-    assert driver.returncode == 0, output
-    assert "144,000 words counted in 28 distinct words" in output
+    assert "144,000 words counted in 28 distinct words" in driver.output()
