@@ -3,7 +3,8 @@
 A request waits here, in the process that took it, until the topology's coordinator
 takes it; the topology answers with the JSON list of the tuples the function's stream
 ends with. The tasks reach the server through ``mailbox``, wherever they run, so the
-same server works for the local engine, the superstep mode and the continuous mode.
+same server works for the local engine, the superstep mode and the continuous mode, on
+one machine (loopback) or across the hosts of a cluster (the driver's address, CURVE).
 
 A test makes its own (``sparkstorm.trident.LocalDRPC``). ``sparkstorm.run`` makes one
 for a topology whose DRPC functions were given none, as Storm's topologies use the
@@ -62,7 +63,7 @@ class DRPCServer(DRPCClient):
     topology's. Pickled into a topology, a server travels as its :class:`DRPCClient`.
     """
 
-    def __init__(self, functions: Iterable[str] = ()) -> None:
+    def __init__(self, functions: Iterable[str] = (), host: str = mailbox.LOOPBACK) -> None:
         self.box = uuid.uuid4().hex
         self.functions = set(functions)
         """The functions a caller may ask for; empty: any."""
@@ -71,7 +72,7 @@ class DRPCServer(DRPCClient):
         self._waiting: set[int] = set()
         self._changed = threading.Condition()
         self._closed: str | None = None
-        super().__init__(f"{mailbox.serve(self.box, self._serve)}/{self.box}")
+        super().__init__(f"{mailbox.serve(self.box, self._serve, host)}/{self.box}")
 
     def execute(self, function: str, args: str, timeout: float | None = None) -> str:
         """Run ``function`` on ``args`` in the topology; its result tuples as a JSON list."""

@@ -29,7 +29,7 @@ from sparkstorm.control.clock import WallClock
 from sparkstorm.control.continuous import DRAIN_SECS, ContinuousRuntime
 from sparkstorm.control.drpc import DRPCServer, drpc_functions
 from sparkstorm.control.superstep import TopologyRuntime
-from sparkstorm.engines import make_continuous_engine, make_engine
+from sparkstorm.engines import driver_address, make_continuous_engine, make_engine
 from sparkstorm.errors import RunAborted
 from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.tasks.watchdog import Watchdog
@@ -122,7 +122,8 @@ def run(
     if until_idle is None:
         until_idle = duration is None
     started = time.monotonic()
-    drpc = _drpc_server(topology) if api else None
+    host = driver_address(engine, conf or {}, spark, master)
+    drpc = _drpc_server(topology, host) if api else None
     if drpc is not None:  # before the tasks open: they reach it at this address
         conf = {**(conf or {}), SPARKSTORM_DRPC_SERVER: drpc.url}
     try:
@@ -291,10 +292,13 @@ def _drain(
         _close(server, runtime)
 
 
-def _drpc_server(topology: Topology) -> DRPCServer | None:
-    """The run's DRPC server, for the topology's functions given none of their own."""
+def _drpc_server(topology: Topology, host: str) -> DRPCServer | None:
+    """The run's DRPC server, for the topology's functions given none of their own.
+
+    Its tasks reach it at ``host``: loopback, or the driver's address on a cluster.
+    """
     functions = drpc_functions(topology)
-    return DRPCServer(functions) if functions else None
+    return DRPCServer(functions, host) if functions else None
 
 
 def _serve(

@@ -31,6 +31,27 @@ def make_engine(
     raise ValueError(msg)
 
 
+def driver_address(engine: str, conf: dict[str, Any], spark: Any, master: str | None) -> str:
+    """The address the tasks of a run reach its driver's process at, known before it starts.
+
+    Loopback where every task runs on this machine (the local engine, a ``local`` or
+    ``local-cluster`` master); else ``spark.driver.host`` (the session's, or the run's
+    setting) or this host's name, as Spark's executors reach the driver.
+    """
+    import socket
+
+    if engine == "local":
+        return "127.0.0.1"
+    if spark is not None:
+        master = str(spark.sparkContext.master)
+        host: str | None = spark.sparkContext.getConf().get("spark.driver.host")
+    else:
+        host = conf.get("spark.driver.host")
+    if (master or "local[*]").startswith("local"):
+        return "127.0.0.1"
+    return host or socket.gethostname()
+
+
 def make_continuous_engine(
     conf: dict[str, Any], *, spark: Any = None, master: str | None = None, spark_ui: bool = True
 ) -> ContinuousEngine:

@@ -15,6 +15,10 @@ in phases, each fed its own sentences:
 
 After each phase every message is counted, exactly: in the committed state and in the
 table.
+
+Before it, Trident's word count answers DRPC calls put to the driver's REST API: the
+coordinator that takes them and the bolt that answers run in executors on hosts a and
+b, and reach the driver's DRPC server over CURVE, on the driver's cluster address.
 """
 
 from __future__ import annotations
@@ -52,6 +56,55 @@ TOPOLOGY = {
     "sparkstorm.spark.partitions": "2",
     "sparkstorm.restart.delay.max.secs": "2",
 }
+
+
+def test_a_trident_topology_on_other_hosts_answers_drpc_through_the_drivers_api(
+    cluster: Cluster, tmp_path
+):
+    hosts = cluster.hosts
+    options = [f"--conf={key}={value}" for key, value in {**SPARK, **TOPOLOGY}.items()]
+    options += [
+        f"--conf=spark.driver.host={hosts.gateway}",
+        f"--conf=spark.driver.bindAddress={hosts.gateway}",
+    ]
+    name = "trident_word_count"
+    run = RunProcess(
+        "examples/trident_word_count.py",
+        "continuous",
+        tmp_path,
+        "-t",
+        "0",
+        *options,
+        env={},
+        master=cluster.spark.url,
+    )
+    answers: list[tuple[int, str]] = []
+
+    def api() -> str | None:
+        found = re.search(r"UI: (http://\S+?)/? ", run.output())
+        return f"{found.group(1)}/api/v1/topology/{name}" if found else None
+
+    def answered_in_full() -> bool:  # every batch committed: 20,000 "the" and 4,000 "man"
+        if (url := api()) is None:
+            return False
+        try:
+            response = httpx.post(f"{url}/drpc/words?timeout=10", content=b"the man", timeout=30)
+        except httpx.HTTPError as exc:  # the run is ending: until() says how, with its output
+            answers.append((0, repr(exc)))
+            return False
+        answers.append((response.status_code, response.text))
+        return response.status_code == 200 and response.json() == [[24000]]
+
+    try:
+        run.until(answered_in_full, "words('the man') answered [[24000]]", 180, answers.__str__)
+        # the coordinator that took the requests and the bolt that answered ran there
+        workers = httpx.get(str(api()), timeout=5).json()["workers"]
+        spaces = {namespace_of(w["pid"]) for w in workers}
+        assert spaces == {hosts.namespace("a"), hosts.namespace("b")}, workers
+        assert run.stop() == EXIT_INTERRUPTED, run.output()[-3000:]
+    finally:
+        if run.process.poll() is None:
+            run.kill()
 
 
 def test_a_stream_lives_through_a_cut_off_host_and_a_lost_one_counting_exactly(
@@ -194,6 +247,14 @@ def python_sockets(ss_output: str) -> set[str]:
         listening = fields[0] == "LISTEN"
         found.add(fields[3] if listening else fields[4])
     return found
+
+
+def namespace_of(pid: int) -> str:
+    """The network namespace (the host, here) process ``pid`` runs in."""
+    import subprocess
+
+    said = subprocess.run(["ip", "netns", "identify", str(pid)], capture_output=True, text=True)
+    return said.stdout.strip()
 
 
 def root_listening(pid: int) -> str:
