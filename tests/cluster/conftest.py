@@ -12,8 +12,8 @@ from tests.state.conftest import queue_and_table  # noqa: F401 (the tests' queue
 HOST_NAMES = ["a", "b", "stranger"]
 """Two hosts with a Spark worker each, and one with no part in the run."""
 WORKER_HOSTS = ["a", "b"]
-SPARK_DAEMON_OPTIONS = {"spark.worker.timeout": "40"}
-"""The master drops a worker it has not heard from in 40 s (default 60)."""
+SPARK_DAEMON_OPTIONS = {"spark.worker.timeout": "30"}
+"""The master drops a worker it has not heard from in 30 s (default 60)."""
 
 
 class Cluster:
