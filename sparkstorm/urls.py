@@ -32,6 +32,38 @@ def checked_url(owner: str, url: str, schemes: tuple[str, ...], example: str) ->
     raise ValueError(msg)
 
 
+KAFKA_PROTOCOLS = ("plaintext", "ssl", "sasl_plaintext", "sasl_ssl")
+"""The prefixes librdkafka takes on a bootstrap server (``SSL://host:9093``)."""
+
+
+def checked_bootstrap_servers(owner: str, servers: str) -> str:
+    """``servers``, checked: Kafka's ``bootstrap.servers``, comma-separated ``host:port``.
+
+    A URL with another scheme (``kafka://``, ``http://``), a missing host or port, or a
+    port that is not a number raises ``ValueError`` naming ``owner``: librdkafka would
+    only retry such an address for ever.
+    """
+    problem = None
+    for server in str(servers).split(","):
+        address = server.strip()
+        scheme, found, rest = address.partition("://")
+        if found and scheme.lower() not in KAFKA_PROTOCOLS:
+            problem = f"{address!r} has a scheme, {scheme}://, that Kafka does not take"
+        else:
+            host, _, port = (rest if found else address).rpartition(":")
+            if not host or not port.isdigit():
+                problem = f"{address!r} is not host:port"
+        if problem:
+            break
+    if problem is None:
+        return servers
+    msg = (
+        f"{owner}: {servers!r} is not a usable bootstrap.servers list ({problem}); "
+        "e.g. '127.0.0.1:9092' or 'broker1:9092,broker2:9092'"
+    )
+    raise ValueError(msg)
+
+
 def redacted(url: str) -> str:
     """``url`` with its password, if any, replaced by ``***``, fit for logs and errors."""
     try:

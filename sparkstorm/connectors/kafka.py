@@ -25,6 +25,7 @@ import json
 import logging
 import re
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,6 +54,7 @@ from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import OutputFieldsDeclarer
 from sparkstorm.topology.fields import Fields
 from sparkstorm.topology.tuple import Tuple
+from sparkstorm.urls import checked_bootstrap_servers
 
 log = logging.getLogger(__name__)
 
@@ -161,6 +163,7 @@ class KafkaSpoutConfig:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        checked_bootstrap_servers("KafkaSpoutConfig", self.bootstrap_servers)
         if isinstance(self.topics, str):
             self.topics = [self.topics]
         if not self.topics and not self.topic_pattern:
@@ -242,6 +245,8 @@ class KafkaSpout(Spout):
         self.attempts: dict[tuple[str, int, int], int] = {}
         self.retry_due: dict[tuple[str, int, int], float] = {}
         self.paused: set[tuple[str, int]] = set()
+        self.polled: deque[Any] = deque()
+        """Records polled and not taken yet (one is emitted a call)."""
         self.next_commit = time.monotonic() + self.config.offset_commit_period_ms / 1000
         self.assigned = False
         self.next_attempt = 0.0
@@ -300,7 +305,11 @@ class KafkaSpout(Spout):
 
     # -- reading ---------------------------------------------------------------------
     def next_tuple(self) -> None:
-        """Emit a record due for a retry, or the next polled ones. Never waits."""
+        """Emit one record: one due for a retry, or the next polled. Never waits.
+
+        One a call, as storm-kafka-client: ``topology.max.spout.pending`` is checked
+        before each call, so a call that emitted a whole poll would overshoot it.
+        """
         now = time.monotonic()
         if not self.assigned:
             if now >= self.next_attempt:
@@ -308,30 +317,31 @@ class KafkaSpout(Spout):
             return
         if now >= self.next_commit:
             self._commit()
-        due = [key for key, at in self.retry_due.items() if at <= now]
-        for key in due[:POLL_RECORDS]:
-            del self.retry_due[key]
-            self._emit(key, self.parts[key[:2]].pending[key[2]])
-        if due:
+        due = next((key for key, at in self.retry_due.items() if at <= now), None)
+        if due is not None:
+            del self.retry_due[due]
+            self._emit(due, self.parts[due[:2]].pending[due[2]])
             return
-        records = self.consumer.consume(POLL_RECORDS, timeout=0)
-        for record in records:
-            self._take(record)
-        if records:  # only a poll or a commit moves a partition's uncommitted count
-            self._pause_full()
+        if not self.polled:
+            self._pause_full()  # taking records moved the partitions' uncommitted counts
+            self.polled.extend(self.consumer.consume(POLL_RECORDS, timeout=0))
+        while self.polled:
+            if self._take(self.polled.popleft()):
+                return
 
-    def _take(self, record: Any) -> None:
+    def _take(self, record: Any) -> bool:
+        """Emit ``record``, or settle it if it cannot be; whether a tuple was emitted."""
         error = record.error()
         if error is not None:
             if error.code() != KafkaError._PARTITION_EOF:
                 self.collector.report_error(
                     ConnectionError(f"KafkaSpout at {self._where()}: {error.str()}")
                 )
-            return
+            return False
         topic, partition, offset = record.topic(), record.partition(), record.offset()
         part = self.parts.get((topic, partition))
         if part is None or offset in part.pending or offset < part.committed:
-            return  # not ours, or already here
+            return False  # not ours, or already here
         if part.committed < 0:
             part.committed = offset
         part.polled_to = max(part.polled_to, offset + 1)
@@ -342,16 +352,24 @@ class KafkaSpout(Spout):
         try:
             values = self._translate(record)
         except UnicodeDecodeError as exc:
+            where = self.config.dead_letter_topic or "nowhere"
+            self.collector.report_error(
+                ValueError(
+                    f"KafkaSpout: record {topic}/{partition}/{offset}: its key or value is not "
+                    f"utf-8 text ({exc.reason} at byte {exc.start}); dead-lettered to {where}"
+                )
+            )
             self._dead_letter(record, 0, f"undecodable: {exc.reason} at byte {exc.start}")
-            return
+            return False
         if values is None:
-            return  # the translator skipped it: done
+            return False  # the translator skipped it: done
         key = (topic, partition, offset)
         if guarantee is ProcessingGuarantee.AT_LEAST_ONCE:
             part.pending[offset] = (record, values)
             self._emit(key, part.pending[offset])
         else:
             self.collector.emit(values)
+        return True
 
     def _translate(self, record: Any) -> list[Any] | None:
         translator = self.config.record_translator
@@ -503,6 +521,7 @@ class KafkaBolt(Bolt):
         flush_secs: float = 0.1,
         extra: dict[str, Any] | None = None,
     ) -> None:
+        checked_bootstrap_servers("KafkaBolt", bootstrap_servers)
         if (topic is None) == (topic_selector is None):
             msg = "KafkaBolt: give a topic, or a topic_selector(tuple) -> topic, not both"
             raise ValueError(msg)

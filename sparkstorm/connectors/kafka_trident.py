@@ -37,6 +37,7 @@ from sparkstorm.trident.partitioned import (
     TransactionalEmitter,
 )
 from sparkstorm.trident.tuple import TridentCollector
+from sparkstorm.urls import checked_bootstrap_servers
 
 CALL_SECS = 10.0
 PARTITIONS_SECS = 10.0
@@ -182,7 +183,8 @@ class KafkaTridentSpoutTransactional(IPartitionedTridentSpout):
         max_batch_size: int = 10_000,
         extra: dict[str, Any] | None = None,
     ) -> None:
-        self.servers, self.group_id = bootstrap_servers, group_id
+        self.servers = checked_bootstrap_servers(type(self).__name__, bootstrap_servers)
+        self.group_id = group_id
         self.topics = [topics] if isinstance(topics, str) else list(topics)
         self.max_batch_size, self.extra = max_batch_size, extra or {}
 

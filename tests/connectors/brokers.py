@@ -18,6 +18,7 @@ import pytest
 import redis
 
 from tests.connectors.fault_topology import GROUP
+from tests.connectors.kafka_broker import KafkaBroker
 
 
 @dataclass
@@ -39,6 +40,8 @@ class Broker:
 
     kind: str
     malformed_url: str  # a mistake people make: no scheme, or the wrong one
+    closed_port_says = "efused"
+    """What the error for a closed port says (librdkafka only times out)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -78,6 +81,11 @@ class Broker:
     def drop_connections(self) -> int:
         """Close the spout's connections from the server's side; how many were closed."""
         raise NotImplementedError
+
+    def written_not_committed(self, written: int) -> int:
+        """Of ``written`` messages processed by a run killed now, how many its source will
+        hand out again though they were acked: none where each ack reaches the broker."""
+        return 0
 
 
 class RabbitMQ(Broker):
@@ -389,7 +397,98 @@ class Proxy:
         self.drop()
 
 
-BROKERS = {b.kind: b for b in (RabbitMQ, Redis, Nats)}
+class Kafka(Broker):
+    """A topic of two partitions on the session's noida-db broker (``kafka_broker.py``);
+    its "server-side close" is the broker restarted, its data kept."""
+
+    kind = "kafka"
+    malformed_url = "kafka://127.0.0.1:9092"  # a scheme Kafka does not take
+    closed_port_says = "cannot reach"
+    partitions = 2
+
+    def __init__(self, name: str, server: KafkaBroker) -> None:
+        super().__init__(name)
+        self.server = server
+
+    @property
+    def spout_url(self) -> str:
+        return self.server.bootstrap
+
+    def closed_port_url(self) -> str:
+        return f"127.0.0.1:{closed_port()}"
+
+    def create(self) -> None:
+        self.server.topic_named(self.name, self.partitions)
+        self.server.topic_named(f"{self.name}-dead")
+
+    def delete(self) -> None:
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient({"bootstrap.servers": self.server.bootstrap})
+        for future in admin.delete_topics([self.name, f"{self.name}-dead"]).values():
+            with contextlib.suppress(Exception):  # gone with a restarted broker's data
+                future.result(10)
+
+    def publish(self, bodies: list[bytes]) -> None:
+        self.server.produce(self.name, bodies)
+
+    def _ends(self, topic: str, partitions: int) -> list[tuple[int, int, int]]:
+        """(low, high, committed by the spout's group) per partition of ``topic``."""
+        from confluent_kafka import Consumer, TopicPartition
+
+        consumer = Consumer({"bootstrap.servers": self.server.bootstrap, "group.id": GROUP})
+        try:
+            asked = [TopicPartition(topic, p) for p in range(partitions)]
+            committed = consumer.committed(asked, timeout=10)
+            return [
+                (*consumer.get_watermark_offsets(tp, timeout=10), kept.offset)
+                for tp, kept in zip(asked, committed, strict=True)
+            ]
+        finally:
+            consumer.close()
+
+    def written_not_committed(self, written: int) -> int:
+        """Kafka's offsets are committed every ``offset_commit_period_ms``: what was acked
+        since the last commit is read again (storm-kafka-client's at-least-once)."""
+        committed = sum(max(low, kept) for low, _, kept in self._ends(self.name, self.partitions))
+        return max(0, written - committed)
+
+    def remaining(self) -> int:
+        """Records past the group's committed offsets."""
+        return sum(
+            high - max(low, kept) for low, high, kept in self._ends(self.name, self.partitions)
+        )
+
+    def dead_count(self) -> int:
+        return sum(high - low for low, high, _ in self._ends(f"{self.name}-dead", 1))
+
+    def dead_letters(self) -> list[DeadLetter]:
+        letters = []
+        for record in self.server.read(f"{self.name}-dead", self.dead_count()):
+            headers = {k: v.decode() for k, v in record.headers() or []}
+            letters.append(
+                DeadLetter(
+                    record.value(),
+                    int(headers["sparkstorm.attempts"]),
+                    headers["sparkstorm.reason"],
+                )
+            )
+        return letters
+
+    def drop_connections(self) -> int:
+        self.server.stop()
+        self.server.start()
+        return 1
+
+
+BROKERS: dict[str, type[Broker]] = {b.kind: b for b in (RabbitMQ, Redis, Nats, Kafka)}
+
+
+def make_broker(kind: str, name: str, request: pytest.FixtureRequest) -> Broker:
+    """Broker ``kind`` with its names from ``name``; Kafka's on the session's broker."""
+    if kind == "kafka":
+        return Kafka(name, request.getfixturevalue("kafka"))
+    return BROKERS[kind](name)
 
 
 @contextlib.contextmanager

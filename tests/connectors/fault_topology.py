@@ -1,8 +1,10 @@
 """The topology the fault suite runs through ``sparkstorm run``: source -> check -> PostgreSQL.
 
 Configured by environment variables, so one file serves every source and scenario:
-``FAULT_SOURCE`` (rabbitmq, redis or nats), ``FAULT_NAME`` (queue, stream and table
-name), ``FAULT_URL``, and optionally ``FAULT_MAX_RETRIES``, ``FAULT_PENDING`` (max spout
+``FAULT_SOURCE`` (rabbitmq, redis, nats or kafka), ``FAULT_NAME`` (queue, stream, topic
+and table name), ``FAULT_URL`` (Kafka: the bootstrap servers), and optionally
+``FAULT_MAX_RETRIES`` (the attempts a message gets: Kafka's retry policy counts retries
+after the first, so it is given one less), ``FAULT_PENDING`` (max spout
 pending, default 200), ``FAULT_BATCH`` (the sink's batch, default 50: below what each
 sink task holds, so batches fill before the flush tick) and
 ``FAULT_TIMEOUT`` (message timeout, default 30 s).
@@ -17,6 +19,11 @@ import os
 from typing import Any
 
 from sparkstorm import Bolt, Config, Fields, Spout, TopologyBuilder
+from sparkstorm.connectors.kafka import (
+    KafkaSpout,
+    KafkaSpoutConfig,
+    KafkaSpoutRetryExponentialBackoff,
+)
 from sparkstorm.connectors.nats_jetstream import NatsJetStreamSpout
 from sparkstorm.connectors.postgres import PostgresUpsertBolt
 from sparkstorm.connectors.rabbitmq import RabbitMQSpout
@@ -27,7 +34,10 @@ GROUP = "sparkstorm"
 
 
 def source_spout(source: str, name: str, url: str, max_retries: int | None) -> Spout:
-    """The spout under test; its dead letters go to ``<name>-dead`` (NATS: ``<name>.dead``)."""
+    """The spout under test; its dead letters go to ``<name>-dead`` (NATS: ``<name>.dead``).
+
+    Kafka's offsets are committed every 0.1 s (its default, 30 s, is longer than a test).
+    """
     if source == "rabbitmq":
         return RabbitMQSpout(url, name, max_retries=max_retries, dead_letter_queue=f"{name}-dead")
     if source == "redis":
@@ -44,7 +54,20 @@ def source_spout(source: str, name: str, url: str, max_retries: int | None) -> S
             dead_letter_subject=f"{name}.dead",
             nak_delay_secs=0.2,
         )
-    msg = f"FAULT_SOURCE must be rabbitmq, redis or nats, not {source!r}"
+    if source == "kafka":
+        retry = KafkaSpoutRetryExponentialBackoff(
+            0.0, 0.05, None if max_retries is None else max_retries - 1, 1.0
+        )
+        config = KafkaSpoutConfig(
+            url,
+            [name],
+            GROUP,
+            retry=retry,
+            dead_letter_topic=f"{name}-dead",
+            offset_commit_period_ms=100,
+        )
+        return KafkaSpout(config)
+    msg = f"FAULT_SOURCE must be rabbitmq, redis, nats or kafka, not {source!r}"
     raise ValueError(msg)
 
 
@@ -55,7 +78,8 @@ class Check(Bolt):
         self.collector = collector
 
     def execute(self, tup: Any) -> None:
-        body = tup.values[-1]  # RabbitMQ: (body,); NATS: (subject, data); Redis: (id, data)
+        body = tup.values[-1]  # RabbitMQ: (body,); NATS: (subject, data); Redis: (id, data);
+        # Kafka: (topic, partition, offset, key, value)
         if isinstance(body, dict):
             body = body["body"]
         if body == "poison":
