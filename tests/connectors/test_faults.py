@@ -10,8 +10,8 @@ In the superstep mode the spout runs in the driver, as on the local engine and u
 the same control plane, so what Spark would add is only its start-up, its stop and its
 processes to kill; in the continuous mode the spout runs in a Spark worker, and acks on
 its own connection there. Each scenario runs every source on the local engine and one
-source on the continuous mode, a different one per scenario, so that each source meets
-Spark: a Spark run of these costs 15-50 s here, and all of them would be a third of the
+source on the continuous mode, a different one per scenario (two for the poison), so
+that each source meets Spark: a Spark run of these costs 15-50 s here, and all of them would be a third of the
 suite. A continuous worker SIGKILLed mid-run, RabbitMQ redelivering what it held, is
 ``tests/state/test_sigkill_proof.py``'s last test, with exact stateful counts on top.
 The connection-level cases (bad URL, bad credentials, closed port) run on the local
@@ -84,14 +84,14 @@ def healthy(count: int, start: int = 0) -> list[bytes]:
     return [f"{i}|message {i}".encode() for i in range(start, start + count)]
 
 
-def every_source_and_on_spark(source: str) -> pytest.MarkDecorator:
-    """Every source on the local engine, and ``source`` on Spark's continuous mode, where
+def every_source_and_on_spark(*sources: str) -> pytest.MarkDecorator:
+    """Every source on the local engine, and ``sources`` on Spark's continuous mode, where
     the spout runs in a Spark worker. The superstep mode's spout runs in the driver, as
     the local engine's, under the same control plane: the code under test is the same,
     so it is not run again there (``test_rabbitmq_postgres.py`` runs a source through
     Spark supersteps, and ``tests/state`` kills them)."""
     cases = [(kind, "local") for kind in sorted(BROKERS)]
-    cases += [(source, "continuous")]
+    cases += [(source, "continuous") for source in sources]
     return pytest.mark.parametrize(("broker", "engine"), cases, indirect=["broker"])
 
 
@@ -130,7 +130,7 @@ def test_a_graceful_stop_then_a_run_until_idle_write_every_id_once(broker, engin
     assert broker.dead_letters() == []
 
 
-@every_source_and_on_spark("rabbitmq")
+@every_source_and_on_spark("rabbitmq", "kafka")
 def test_poison_and_undecodable_are_dead_lettered_and_the_rest_flows(broker, engine, tmp_path):
     # Max spout pending 1: a message that never ends would stall everything behind it.
     broker.publish([UNDECODABLE, b"poison", *healthy(8)])
