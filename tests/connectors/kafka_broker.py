@@ -102,6 +102,20 @@ class KafkaBroker:
             consumer.close()
         return got
 
+    def read_all(self, topic: str, partitions: int = 1) -> list[object]:
+        """Every record in ``topic`` now (its partitions' high watermarks counted first)."""
+        from confluent_kafka import TopicPartition
+
+        consumer = Consumer({"bootstrap.servers": self.bootstrap, "group.id": "watermarks"})
+        try:
+            ends = [
+                consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)
+                for p in range(partitions)
+            ]
+        finally:
+            consumer.close()
+        return self.read(topic, sum(high - low for low, high in ends))
+
     def committed(self, group: str, topic: str, partitions: int = 1) -> list[int]:
         """The offsets ``group`` committed in ``topic``'s partitions (-1001: none)."""
         from confluent_kafka import TopicPartition

@@ -11,9 +11,10 @@ the same control plane, so what Spark would add is only its start-up, its stop a
 processes to kill; in the continuous mode the spout runs in a Spark worker, and acks on
 its own connection there. Each scenario runs every source on the local engine and one
 source on the continuous mode, a different one per scenario (two for the poison), so
-that each source meets Spark: a Spark run of these costs 15-50 s here, and all of them would be a third of the
-suite. A continuous worker SIGKILLed mid-run, RabbitMQ redelivering what it held, is
-``tests/state/test_sigkill_proof.py``'s last test, with exact stateful counts on top.
+that each source meets Spark: a Spark run of these costs 15-50 s here, and all of them
+would be a third of the suite. A continuous worker SIGKILLed mid-run, RabbitMQ
+redelivering what it held, is ``tests/state/test_sigkill_proof.py``'s last test, with
+exact stateful counts on top.
 The connection-level cases (bad URL, bad credentials, closed port) run on the local
 engine, and the closed port once on the continuous mode, where the spout opens in a
 Spark worker; ``tests/test_cli.py`` covers Spark's start-up.

@@ -6,10 +6,16 @@ poison or undecodable one, in the dead-letter topic with its attempts and reason
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import uuid
+from collections import Counter
 
 import pytest
 
+from examples import kafka_word_count as example
+from examples.word_count import generated_sentences
 from sparkstorm import BasicBolt, Bolt, Config, Fields, TopologyBuilder
 from sparkstorm.connectors.kafka import (
     ATTEMPTS_HEADER,
@@ -21,6 +27,7 @@ from sparkstorm.connectors.kafka import (
     ProcessingGuarantee,
 )
 from tests.conftest import run_on
+from tests.run_process import ROOT
 
 pytestmark = pytest.mark.services
 
@@ -165,3 +172,32 @@ def test_an_unreachable_broker_is_one_line_naming_it():
     result = run_on("local", built, conf, until_idle=True)
     (error, *_) = result.errors
     assert "KafkaSpout cannot reach 127.0.0.1:9 (group 'g')" in error.message
+
+
+def test_the_example_counts_every_word_under_sparkstorm_run(kafka):
+    """examples/kafka_word_count.py, as ``sparkstorm run`` runs it, until idle."""
+    topic, counts_topic = kafka.topic(2), kafka.topic(2)
+    sentences = generated_sentences(300, vocabulary=50)
+    example.publish(kafka.bootstrap, topic, sentences)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "SPARKSTORM_EXAMPLE_KAFKA": kafka.bootstrap,
+        "SPARKSTORM_EXAMPLE_TOPIC": topic,
+        "SPARKSTORM_EXAMPLE_COUNTS_TOPIC": counts_topic,
+    }
+    command = ["run", "examples/kafka_word_count.py", "--engine", "local", "--quiet"]
+    done = subprocess.run(
+        [sys.executable, "-m", "sparkstorm", *command],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    latest = {}
+    for record in sorted(kafka.read_all(counts_topic, 2), key=lambda r: r.offset()):
+        latest[record.key().decode()] = int(record.value())  # a key's records: one partition
+    assert latest == Counter(w for s in sentences for w in s.split())
+    assert sum(kafka.committed(example.GROUP, topic, 2)) == len(sentences)  # all committed
