@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import redis
 
+from tests.connectors.kafka_broker import kafka  # noqa: F401 (the session's Kafka broker)
+
 ROOT = Path(__file__).resolve().parent.parent
 # Spark's Python workers import test bolts by module name: let them find the repo.
 os.environ["PYTHONPATH"] = os.pathsep.join(

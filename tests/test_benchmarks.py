@@ -10,6 +10,7 @@ import time
 import pytest
 
 from benchmarks import cpu_budget, latency, local_hops, report, scaling, wordcount
+from benchmarks import kafka as kafka_benchmark
 from benchmarks.api_floor import api_floor
 from examples.word_count import generated_sentences
 
@@ -144,3 +145,16 @@ def test_soak_memory_flatness_reads_from_minute_five_against_plus_minus_ten_perc
     assert rows["driver JVM"] == ["100", "+0.0%", "+0.0%", "+0", "yes"]
     assert rows["workers"][:3] == ["200", "-5.0%", "+15.0%"]  # minute 1 is warm-up
     assert rows["workers"][-1] == "NO"
+
+
+@pytest.mark.services
+def test_kafka_rows_count_every_sentence_and_a_stuck_record_is_bounded(kafka):
+    bench, sentences = kafka_benchmark, generated_sentences(300)
+    topic, out = kafka.topic(bench.PARTITIONS), kafka.topic(bench.PARTITIONS)
+    bench.example.publish(kafka.bootstrap, topic, sentences)
+    assert bench.bare_loop(kafka, topic, out, len(sentences)) > 0
+    rate, _, lag = bench.topology_run(kafka, "local", None, sentences)  # it asserts the acks
+    assert rate > 0 and lag >= 0
+    samples, spout = bench.stuck_rss(kafka, 4.0)
+    assert samples and all(mb > 0 for _, mb in samples)
+    assert spout["failed"] >= 1 and spout["acked"] <= 20_000  # the pause's bound

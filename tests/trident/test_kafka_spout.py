@@ -22,7 +22,6 @@ from sparkstorm.connectors.kafka_trident import (
 from sparkstorm.trident import Count, TridentTopology
 from sparkstorm.trident.state.redis import RedisMapState
 from tests.conftest import REDIS_URL
-from tests.connectors.kafka_broker import kafka  # noqa: F401 (the session's broker)
 from tests.trident.ops import FailOnceOn, FlakyMap, Split
 from tests.trident.test_map_states import stored_counts
 
@@ -62,7 +61,7 @@ def word_count(spout, factory, marker: str = "") -> TridentTopology:
 def test_a_topic_counted_exactly_once_through_failures_and_a_restart(
     kind,
     spout_class,
-    kafka,  # noqa: F811
+    kafka,
     names,
     cluster_factory,
     tmp_path,
@@ -92,7 +91,7 @@ def test_a_topic_counted_exactly_once_through_failures_and_a_restart(
     assert kafka.committed(names, topic, partitions=2) == [300, 300]  # the group sees it
 
 
-def test_an_opaque_spout_into_a_transactional_map_is_refused(kafka, names):  # noqa: F811
+def test_an_opaque_spout_into_a_transactional_map_is_refused(kafka, names):
     spout = KafkaTridentSpoutOpaque(kafka.bootstrap, "x", names)
     topology = word_count(spout, RedisMapState.transactional(REDIS_URL, names))
     with pytest.raises(InvalidTopologyError, match="the opaque spout 'records' feeds"):
