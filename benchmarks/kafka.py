@@ -71,7 +71,12 @@ def bare_loop(broker: KafkaBroker, topic: str, out: str, expected: int) -> float
             read += 1
             for word in record.value().decode().split():
                 counts[word] = counts.get(word, 0) + 1
-                producer.produce(out, str(counts[word]).encode(), word.encode())
+                while True:
+                    try:
+                        producer.produce(out, str(counts[word]).encode(), word.encode())
+                        break
+                    except BufferError:  # the client's queue is full: let it send
+                        producer.poll(0.01)
             producer.poll(0)
         if time.monotonic() >= next_commit:
             consumer.commit(asynchronous=False)

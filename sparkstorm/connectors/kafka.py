@@ -1,7 +1,11 @@
 """Kafka: ``KafkaSpout`` (storm-kafka-client's, in Python) and ``KafkaBolt``.
 
-``KafkaSpout`` reads its share of the topics' partitions (``assignment="manual"``:
-partitions dealt by task index, storm-kafka-client's default) with confluent-kafka.
+``KafkaSpout`` reads its share of the topics' partitions with confluent-kafka:
+``assignment="manual"`` deals them by task index (storm-kafka-client's default), each
+pinned for the run; ``"group"`` subscribes, and the consumer group deals them among
+every consumer of ``group_id``, this topology's tasks and any other's: on a revoke the
+spout commits what is done and drops the revoked partitions' records (their late acks
+are ignored), on an assign it reads from the committed offset.
 Under ``AT_LEAST_ONCE`` a record's offset is committed to Kafka under ``group_id`` only
 once it and every offset before it in its partition are done (acked, dead-lettered, or
 skipped), every ``offset_commit_period_ms`` and at close. A failed record is tried again
@@ -169,10 +173,10 @@ class KafkaSpoutConfig:
         if not self.topics and not self.topic_pattern:
             msg = "KafkaSpoutConfig: give topics (a list of names) or topic_pattern (a regex)"
             raise ValueError(msg)
-        if self.assignment != "manual":
+        if self.assignment not in ("manual", "group"):
             msg = (
-                f"KafkaSpoutConfig: assignment={self.assignment!r} is not here yet; "
-                "use 'manual' (partitions dealt by task index)"
+                f"KafkaSpoutConfig: assignment={self.assignment!r}; use 'manual' (partitions "
+                "dealt by task index) or 'group' (the consumer group deals them)"
             )
             raise ValueError(msg)
         if self.retry.max_retries is not None and not self.dead_letter_topic:
@@ -250,7 +254,10 @@ class KafkaSpout(Spout):
         self.next_commit = time.monotonic() + self.config.offset_commit_period_ms / 1000
         self.assigned = False
         self.next_attempt = 0.0
-        self._assign(OPEN_SECS)
+        self.started: set[tuple[str, int]] = set()
+        """Partitions this task has read (the first poll's strategy applies once)."""
+        self._join = self._subscribe if self.config.assignment == "group" else self._assign
+        self._join(OPEN_SECS)
 
     def _where(self) -> str:
         return f"{self.config.bootstrap_servers} (group {self.config.group_id!r})"
@@ -295,6 +302,68 @@ class KafkaSpout(Spout):
             self.parts[(tp.topic, tp.partition)] = _Partition(-1, -1)
         self.assigned = True
 
+    def _subscribe(self, timeout: float) -> None:
+        """Join the consumer group, which deals the partitions (``assignment="group"``).
+
+        The broker is asked for its metadata first, so that an unreachable one is said
+        at once, as with ``manual``.
+        """
+        try:
+            self.consumer.list_topics(timeout=timeout)
+        except KafkaException as exc:
+            self._unreachable(exc)
+            return
+        topics = list(self.config.topics or []) or [f"^({self.config.topic_pattern})$"]
+        self.consumer.subscribe(topics, on_assign=self._on_assign, on_revoke=self._on_revoke)
+        self.assigned = True
+
+    def _on_assign(self, consumer: Any, partitions: list[Any]) -> None:
+        """Partitions dealt to this task: each read from its committed offset.
+
+        The first time, with ``EARLIEST`` or ``LATEST``, from where the strategy says.
+        """
+        strategy = self.config.first_poll_offset_strategy
+        for tp in partitions:
+            key = (tp.topic, tp.partition)
+            self.parts[key] = _Partition(-1, -1)
+            if key not in self.started and not strategy.value.startswith("uncommitted"):
+                tp.offset = OFFSET_BEGINNING if strategy.value.endswith("earliest") else OFFSET_END
+            self.started.add(key)
+        consumer.assign(partitions)
+        self._said("assigned", partitions)
+
+    def _on_revoke(self, consumer: Any, partitions: list[Any]) -> None:
+        """Partitions taken away: commit what is done, and drop their records.
+
+        Their late acks and fails find nothing; the new owner reads them from the commit.
+        """
+        revoked = {(tp.topic, tp.partition) for tp in partitions}
+        due = []
+        for key in revoked:
+            part = self.parts.pop(key, None)
+            point = part.commit_point() if part is not None else -1
+            if part is not None and point >= 0 and point != part.committed:
+                due.append(TopicPartition(*key, point))
+        self.attempts = {k: n for k, n in self.attempts.items() if k[:2] not in revoked}
+        self.retry_due = {k: t for k, t in self.retry_due.items() if k[:2] not in revoked}
+        self.polled = deque(r for r in self.polled if (r.topic(), r.partition()) not in revoked)
+        self.paused -= revoked
+        if due:
+            self._commit_now(due)
+        self._said("revoked", partitions)
+
+    def _said(self, what: str, partitions: list[Any]) -> None:
+        """One line for an operator: a rebalance moved partitions (storm-kafka-client's)."""
+        names = ", ".join(f"{tp.topic}/{tp.partition}" for tp in partitions) or "none"
+        log.warning(
+            "KafkaSpout %s:%s: %s %s by group %r",
+            self.component,
+            self.task,
+            what,
+            names,
+            self.config.group_id,
+        )
+
     def _unreachable(self, exc: Exception) -> None:
         self.collector.report_error(
             ConnectionError(
@@ -313,7 +382,7 @@ class KafkaSpout(Spout):
         now = time.monotonic()
         if not self.assigned:
             if now >= self.next_attempt:
-                self._assign(RETRY_LOOKUP_SECS)
+                self._join(RETRY_LOOKUP_SECS)
             return
         if now >= self.next_commit:
             self._commit()

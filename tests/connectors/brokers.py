@@ -447,11 +447,14 @@ class Kafka(Broker):
         finally:
             consumer.close()
 
+    def committed_total(self) -> int:
+        """The group's committed offsets, summed: the records it is done with."""
+        return sum(max(low, kept) for low, _, kept in self._ends(self.name, self.partitions))
+
     def written_not_committed(self, written: int) -> int:
         """Kafka's offsets are committed every ``offset_commit_period_ms``: what was acked
         since the last commit is read again (storm-kafka-client's at-least-once)."""
-        committed = sum(max(low, kept) for low, _, kept in self._ends(self.name, self.partitions))
-        return max(0, written - committed)
+        return max(0, written - self.committed_total())
 
     def remaining(self) -> int:
         """Records past the group's committed offsets."""

