@@ -22,6 +22,9 @@ Spark worker; ``tests/test_cli.py`` covers Spark's start-up.
 
 from __future__ import annotations
 
+import os
+import random
+import signal
 import subprocess
 import time
 import uuid
@@ -34,7 +37,7 @@ from psycopg import sql
 
 from tests.connectors.brokers import BROKERS, Broker, closed_port, make_broker, with_table
 from tests.connectors.fault_topology import DSN
-from tests.run_process import ROOT, RunProcess
+from tests.run_process import ROOT, RunProcess, spark_python_workers
 
 pytestmark = pytest.mark.services
 UNDECODABLE = b"\xff\xfe not utf-8"
@@ -184,6 +187,34 @@ def test_sigkill_then_a_server_side_close_lose_nothing(broker, engine, tmp_path)
     assert "unknown delivery tag" not in output and "PRECONDITION_FAILED" not in output
     about_it = [line for line in output.splitlines() if "Spout" in line]
     assert len(about_it) <= 6, output  # a few lines about the close, not one per message
+
+
+@pytest.mark.parametrize("broker", ["kafka"], indirect=True)
+def test_a_spark_worker_killed_under_the_kafka_spout_loses_nothing(broker, tmp_path):
+    """The continuous mode's spout runs in a Spark Python worker: SIGKILL one mid-run.
+
+    The workers start again, the spout reads again from the group's commit, and every
+    message is written; what is written twice is at most what was in flight or acked and
+    not committed when the worker died. (The other sources' worker kill, with exact
+    stateful counts, is ``tests/state/test_sigkill_proof.py``'s.)
+    """
+    broker.publish(healthy(MESSAGES))
+    run = Cli(broker, "continuous", tmp_path, pending=PENDING)
+    run.until(lambda: len(writes(broker)) >= MESSAGES // 4, "a quarter of the rows", 180)
+    workers = spark_python_workers(run.process.pid)
+    assert workers, "no Spark Python worker to kill"
+    os.kill(random.choice(workers), signal.SIGKILL)
+    killed_at = len(writes(broker))
+    assert killed_at < MESSAGES, "the kill was not mid-run"
+    read_again = broker.written_not_committed(killed_at)
+    run.until(lambda: len(writes(broker)) == MESSAGES, "every row", 180)
+    run.until(lambda: broker.remaining() == 0, "every offset committed", 60)
+    assert "lost" in run.output(), run.output()[-3000:]  # the loss was seen, and recovered
+    assert run.stop() == EXIT_INTERRUPTED
+    rows = writes(broker)
+    assert sorted(rows) == list(range(MESSAGES))
+    duplicated = sum(1 for n in rows.values() if n > 1)
+    assert duplicated <= PENDING + read_again, (duplicated, read_again)
 
 
 def one_clear_line(run: Cli, expected_code: int, *needles: str) -> str:
