@@ -541,19 +541,33 @@ class KafkaSpout(Spout):
         for (topic, partition), part in self.parts.items():
             point = part.commit_point()
             if point > part.committed >= 0 or (part.committed < 0 <= point):
-                part.committed = point
                 due.append(TopicPartition(topic, partition, point))
-        if due:
-            self._commit_now(due)
+        # a partition's commit point moves only once the broker took the commit: one
+        # that failed (a broker restarting) is tried again at the next period
+        for tp in self._commit_now(due) if due else []:
+            kept = self.parts.get((tp.topic, tp.partition))
+            if kept is not None:
+                kept.committed = max(kept.committed, tp.offset)
         self._pause_full()
 
-    def _commit_now(self, offsets: list[TopicPartition]) -> None:
+    def _commit_now(self, offsets: list[TopicPartition]) -> list[TopicPartition]:
+        """Commit ``offsets``; those the broker took (a failure is reported, not raised)."""
         try:
-            self.consumer.commit(offsets=offsets, asynchronous=False)
+            done = self.consumer.commit(offsets=offsets, asynchronous=False) or []
         except KafkaException as exc:
             self.collector.report_error(
                 ConnectionError(f"KafkaSpout could not commit at {self._where()}: {exc}")
             )
+            return []
+        failed = [tp for tp in done if tp.error is not None]
+        if failed:
+            self.collector.report_error(
+                ConnectionError(
+                    f"KafkaSpout could not commit {len(failed)} partition(s) at "
+                    f"{self._where()}: {failed[0].error}; trying again"
+                )
+            )
+        return [tp for tp in done if tp.error is None]
 
     def deactivate(self) -> None:
         """Commit what is done (a graceful stop deactivates first)."""
