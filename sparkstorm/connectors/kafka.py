@@ -30,7 +30,7 @@ import logging
 import re
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -338,12 +338,9 @@ class KafkaSpout(Spout):
         Their late acks and fails find nothing; the new owner reads them from the commit.
         """
         revoked = {(tp.topic, tp.partition) for tp in partitions}
-        due = []
+        due = self._commits_due(revoked)
         for key in revoked:
-            part = self.parts.pop(key, None)
-            point = part.commit_point() if part is not None else -1
-            if part is not None and point >= 0 and point != part.committed:
-                due.append(TopicPartition(*key, point))
+            self.parts.pop(key, None)
         self.attempts = {k: n for k, n in self.attempts.items() if k[:2] not in revoked}
         self.retry_due = {k: t for k, t in self.retry_due.items() if k[:2] not in revoked}
         self.polled = deque(r for r in self.polled if (r.topic(), r.partition()) not in revoked)
@@ -537,11 +534,7 @@ class KafkaSpout(Spout):
         self.next_commit = time.monotonic() + self.config.offset_commit_period_ms / 1000
         if self.config.processing_guarantee is ProcessingGuarantee.AT_MOST_ONCE:
             return
-        due = []
-        for (topic, partition), part in self.parts.items():
-            point = part.commit_point()
-            if point > part.committed >= 0 or (part.committed < 0 <= point):
-                due.append(TopicPartition(topic, partition, point))
+        due = self._commits_due(self.parts)
         # a partition's commit point moves only once the broker took the commit: one
         # that failed (a broker restarting) is tried again at the next period
         for tp in self._commit_now(due) if due else []:
@@ -549,6 +542,16 @@ class KafkaSpout(Spout):
             if kept is not None:
                 kept.committed = max(kept.committed, tp.offset)
         self._pause_full()
+
+    def _commits_due(self, keys: Iterable[tuple[str, int]]) -> list[TopicPartition]:
+        """The commits of those of ``keys``' partitions whose commit point moved."""
+        due = []
+        for key in keys:
+            part = self.parts.get(key)
+            point = part.commit_point() if part is not None else -1
+            if part is not None and (point > part.committed >= 0 or part.committed < 0 <= point):
+                due.append(TopicPartition(*key, point))
+        return due
 
     def _commit_now(self, offsets: list[TopicPartition]) -> list[TopicPartition]:
         """Commit ``offsets``; those the broker took (a failure is reported, not raised)."""

@@ -122,8 +122,7 @@ def run(
     if until_idle is None:
         until_idle = duration is None
     started = time.monotonic()
-    host = driver_address(engine, conf or {}, spark, master)
-    drpc = _drpc_server(topology, host) if api else None
+    drpc = _drpc_server(topology, engine, conf or {}, spark, master) if api else None
     if drpc is not None:  # before the tasks open: they reach it at this address
         conf = {**(conf or {}), SPARKSTORM_DRPC_SERVER: drpc.url}
     try:
@@ -292,13 +291,17 @@ def _drain(
         _close(server, runtime)
 
 
-def _drpc_server(topology: Topology, host: str) -> DRPCServer | None:
+def _drpc_server(
+    topology: Topology, engine: str, conf: dict[str, Any], spark: Any, master: str | None
+) -> DRPCServer | None:
     """The run's DRPC server, for the topology's functions given none of their own.
 
-    Its tasks reach it at ``host``: loopback, or the driver's address on a cluster.
+    Its tasks reach it at the driver's address: loopback, or its address on a cluster.
     """
     functions = drpc_functions(topology)
-    return DRPCServer(functions, host) if functions else None
+    if not functions:
+        return None
+    return DRPCServer(functions, driver_address(engine, conf, spark, master))
 
 
 def _serve(

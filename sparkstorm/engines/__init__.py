@@ -40,16 +40,15 @@ def driver_address(engine: str, conf: dict[str, Any], spark: Any, master: str | 
     """
     import socket
 
-    if engine == "local":
-        return "127.0.0.1"
     if spark is not None:
         master = str(spark.sparkContext.master)
-        host: str | None = spark.sparkContext.getConf().get("spark.driver.host")
-    else:
-        host = conf.get("spark.driver.host")
-    if (master or "local[*]").startswith("local"):
+    if engine == "local" or (master or "local[*]").startswith("local"):
         return "127.0.0.1"
-    return host or socket.gethostname()
+    if spark is not None:
+        from sparkstorm.engines.spark.session import driver_host
+
+        return driver_host(spark)
+    return conf.get("spark.driver.host") or socket.gethostname()
 
 
 def make_continuous_engine(
