@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import platform
 import socket
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from sparkstorm import __version__
 from sparkstorm.control import registry
 from sparkstorm.control.api import Control
 from sparkstorm.control.server import ControlServer
@@ -90,18 +92,52 @@ def test_the_api_shows_a_running_topology_and_controls_it(engine, request):
     topology = live.get(f"/{live.name}")
     assert topology["status"] == "ACTIVE"
     assert [s["spoutId"] for s in topology["spouts"]] == ["numbers"]
-    assert {b["boltId"] for b in topology["bolts"]} == {"ack", "__acker"}
+    assert {b["boltId"] for b in topology["bolts"]} == {"ack"}  # Storm hides system ones
+    system = live.get(f"/{live.name}?sys=true")
+    assert {b["boltId"] for b in system["bolts"]} == {"ack", "__acker"}
+    # Storm UI's summary: mode, workers, executors, memory, versions
+    mode = {"local": "local", "spark": "superstep"}[engine]
+    assert topology["mode"] == mode
+    assert topology["workersTotal"] == (1 if engine == "local" else None)  # superstep: Spark's
+    tasks = sum(c["tasks"] for c in system["spouts"] + system["bolts"])
+    assert topology["executorsTotal"] == topology["tasksTotal"] == tasks
+    assert 20 < topology["memoryMb"] < 20_000
+    assert topology["version"] == __version__
+    assert topology["pythonVersion"] == platform.python_version()
+    assert (topology["sparkVersion"] is not None) == (engine != "local")
+    if engine == "spark":  # what the engine chose for a setting left unset, not "-"
+        chosen = topology["configuration"]
+        assert chosen["sparkstorm.spark.partitions"] == "2 (the engine's choice)"  # local[2]
+        assert chosen["sparkstorm.superstep.target.secs"].endswith(" (the engine's choice)")
+    # the topology stats, a row per window, side by side
+    stats = {row["window"]: row for row in system["topologyStats"]}
+    assert list(stats) == ["600", "10800", "86400", ":all-time"]
+    assert stats[":all-time"]["acked"] == system["spouts"][0]["acked"]
+    assert all(v >= 0 for row in stats.values() for v in row.values() if not isinstance(v, str))
+    assert stats["600"]["acked"] <= stats[":all-time"]["acked"]
     bolt = live.get(f"/{live.name}/component/ack")
     assert bolt["componentType"] == "bolt" and bolt["tasks"] == 2 and bolt["acked"] > 0
     assert [task["task"] for task in bolt["executorStats"]] == [2, 3]
     assert sum(task["acked"] for task in bolt["executorStats"]) <= bolt["acked"]
+    assert [w["window"] for w in bolt["windows"]] == ["600", "10800", "86400", ":all-time"]
+    assert "executeLatency" in bolt["windows"][0] and "completeLatency" not in bolt["windows"][0]
+    for task in bolt["executorStats"]:  # where each task runs: the driver, or a superstep's
+        assert task["host"] == (socket.gethostname() if engine == "local" else None)
+        assert (task["uptime"] is not None) == (engine == "local")
+    spout = live.get(f"/{live.name}/component/numbers")
+    assert spout["executorStats"][0]["completeLatency"] > 0  # Storm's per-task latency
     live.until(lambda: len(live.get(f"/{live.name}/timeseries")["time"]) >= 2, "2 samples")
     recent = live.get(f"/{live.name}?window=600")
     assert recent["window"] == "600" and 0 < recent["spouts"][0]["acked"] <= live.acked()
 
     assert live.http.post(f"/api/v1/topology/{live.name}/deactivate").status_code == 200
     live.until(lambda: live.get(f"/{live.name}")["status"] == "INACTIVE", "INACTIVE")
-    time.sleep(1.0)  # what was in flight completes; then nothing more is emitted
+
+    def drained():  # what was in flight completes (a superstep may take seconds under load)
+        topology = live.get(f"/{live.name}")
+        return topology["inFlight"] == 0 and topology["spouts"][0]["pending"] == 0
+
+    live.until(drained, "the trees in flight completed")
     before = live.acked()
     time.sleep(1.0)
     assert live.acked() == before

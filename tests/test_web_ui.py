@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import time
 from pathlib import Path
 
@@ -175,6 +176,35 @@ def test_the_page_shows_what_the_api_shows_and_its_buttons_control_the_run(brows
         browser.set_window_size(1400, 1150)
         browser.get(live.url + "/")
         until(lambda: text_of(browser, "#graph .node"), "the graph")
+        # Storm UI's summary and its topology stats, every window side by side
+        summary = live.get("/summary")["topologies"][0]
+        until(lambda: text_of(browser, '#summary td[data-field="Memory"]'), "the memory")
+        assert text_of(browser, '#summary td[data-field="Workers"]') == "1"  # the driver
+        assert text_of(browser, '#summary td[data-field="Executors"]') == str(
+            summary["executorsTotal"]
+        )
+        assert text_of(browser, '#summary td[data-field="Version"]').startswith("sparkstorm 0.1.0")
+        assert [r["windowPretty"] for r in rows(browser, "topology-stats")] == [
+            "10m",
+            "3h",
+            "1d",
+            "All time",
+        ]
+        # system stats: hidden, then shown and kept in the address across a reload
+        assert "__acker" not in table(browser, "bolts")
+        browser.find_element(By.ID, "system").click()
+        until(lambda: "__acker" in table(browser, "bolts"), "the ackers shown")
+        browser.execute_script(
+            "const s = document.getElementById('window'); s.value = '600';"
+            " s.dispatchEvent(new Event('change'))"
+        )
+        until(lambda: "window=600" in browser.current_url, "the window in the address")
+        assert "sys=true" in browser.current_url
+        browser.refresh()
+        until(lambda: "__acker" in table(browser, "bolts"), "the ackers shown after a reload")
+        assert browser.execute_script("return document.getElementById('window').value") == "600"
+        browser.get(live.url + "/")
+        until(lambda: text_of(browser, "#configuration th"), "the configuration")
         # the configuration, passwords masked
         assert api["configuration"]["topology.message.timeout.secs"] > 0
         config_rows = browser.execute_script(
@@ -210,6 +240,10 @@ def test_the_page_shows_what_the_api_shows_and_its_buttons_control_the_run(brows
         spouts = table(browser, "spouts")
         assert int(spouts["numbers"]["failed"].replace(",", "")) > 0  # the failures show
         assert any("is not wanted" in row["error"] for row in rows(browser, "errors"))
+        # where each error came from, and how many in all
+        assert {row["host"] for row in rows(browser, "errors")} == {socket.gethostname()}
+        total = live.get(topology)["errorsTotal"]
+        assert f"({total:,} in all" in text_of(browser, "#error-count")
         times = [row["time"] for row in rows(browser, "errors")]
         assert all(re.search(r"\d:\d\d:\d\d", t) for t in times), times  # clock times
 
@@ -296,6 +330,31 @@ def test_the_page_shows_the_continuous_workers_and_their_checkpoints(browser, sp
         tasks = table(browser, "tasks")
         for task in count["executorStats"]:
             assert tasks[task["id"]]["worker"] == str(task["worker"])
+            assert tasks[task["id"]]["host"] == task["host"] != "-"
+        # each worker's uptime, memory and CPU, as Storm UI's supervisor page shows them
+        live.until(
+            lambda: all(w["cpuPercent"] is not None for w in live.get("/web-workers")["workers"]),
+            "the workers' CPU shares",
+            timeout=30,
+        )
+        for worker in live.get("/web-workers")["workers"]:
+            assert 10 < worker["memoryMb"] < 10_000 and worker["uptimeSecs"] > 0
+            assert 0 <= worker["cpuPercent"] <= 100 * os.cpu_count()
+        browser.get(live.url + "/")
+        until(lambda: len(table(browser, "workers")) == 2, "the two workers")
+        for cells in table(browser, "workers").values():
+            assert cells["memoryMb"] != "-" and re.fullmatch(r"\dh \d+m \d+s", cells["uptime"])
+        labels = browser.execute_script(
+            "return [...document.querySelectorAll('#summary th')].map((th) => th.textContent)"
+        )
+        assert "Worker turns" in labels and "Supersteps" not in labels
+        summary = live.get("/summary")["topologies"][0]
+        assert summary["mode"] == "continuous" and summary["workersTotal"] == 2
+        # a spout's tasks: Storm's spout executor columns, not a bolt's
+        browser.get(live.url + "/component/numbers")
+        until(lambda: rows(browser, "tasks"), "the spout's tasks")
+        (spout_task,) = rows(browser, "tasks")
+        assert "completeLatency" in spout_task and "executed" not in spout_task
     finally:
         live.http.post("/api/v1/topology/web-workers/kill/5")
         live.thread.join(60)

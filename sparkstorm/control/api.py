@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import hmac
 import json
+import os
+import platform
 import queue
+import socket
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -34,6 +38,7 @@ from sparkstorm.control import registry
 from sparkstorm.control.drpc import DRPCServer
 from sparkstorm.control.history import WINDOWS, History
 from sparkstorm.errors import DRPCExecutionError
+from sparkstorm.tasks.process_usage import ProcessUsage
 from sparkstorm.topology.plan import Plan
 from sparkstorm.urls import redacted
 
@@ -76,6 +81,10 @@ class Snapshot:
     rebalance may ask for); None in the other modes."""
     topology_secs: float = 0.0
     """Topology time when the snapshot was taken (errors' times are topology times)."""
+    driver: ProcessUsage | None = None
+    """The driver's process: memory, CPU time, when the run started."""
+    errors_let_go: int = 0
+    """Occurrences of errors the run no longer keeps (see ``KeptErrors``)."""
     taken: float = field(default_factory=time.time)
 
 
@@ -87,6 +96,8 @@ class Control:
     engine: str
     token: str
     loopback: bool
+    mode: str = "local"
+    """``local``, ``superstep`` or ``continuous``: which figures and labels apply."""
     master: str | None = None
     spark_ui: str | None = None
     started: float = field(default_factory=time.time)
@@ -165,13 +176,16 @@ def _uptime(secs: float) -> str:
 
 
 def _summary(control: Control) -> dict[str, Any]:
+    """Storm UI's topology summary: status, uptime, workers, executors, memory, version."""
     snap = control.snapshot
     up = time.time() - control.started
+    tasks = sum(row.get("tasks", 0) for row in snap.stats.values())
     return {
         "id": control.name,
         "name": control.name,
         "status": snap.status,
         "engine": control.engine,
+        "mode": control.mode,
         "master": control.master,
         "sparkUi": control.spark_ui,
         "uptime": _uptime(up),
@@ -180,8 +194,38 @@ def _summary(control: Control) -> dict[str, Any]:
         "inFlight": snap.in_flight,
         "checkpoints": snap.checkpoints,
         "trident": trident_batches(snap.stats),
-        "tasksTotal": sum(row.get("tasks", 0) for row in snap.stats.values()),
+        "workersTotal": len(snap.workers) or (1 if control.mode == "local" else None),
+        "executorsTotal": tasks,
+        "tasksTotal": tasks,
+        "memoryMb": _memory_mb(snap),
+        "errorsTotal": sum(e.count for e in snap.errors) + snap.errors_let_go,
+        **VERSIONS,
+        "sparkVersion": VERSIONS["sparkVersion"] if control.engine != "local" else None,
     }
+
+
+def _memory_mb(snap: Snapshot) -> float | None:
+    """The resident memory of the driver and of each worker process apart from it."""
+    if snap.driver is None:
+        return None
+    driver_pid = os.getpid()
+    workers = {w["pid"]: w.get("memoryMb") or 0.0 for w in snap.workers if w["pid"] != driver_pid}
+    return round(snap.driver.rss_bytes / 2**20 + sum(workers.values()), 1)
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+VERSIONS = {
+    "version": _version("sparkstorm"),
+    "sparkVersion": _version("pyspark"),
+    "pythonVersion": platform.python_version(),
+}
+"""What the summary says runs: sparkstorm's, PySpark's (Spark engine) and Python's versions."""
 
 
 def _last_error(control: Control, component: str) -> str:
@@ -276,8 +320,9 @@ def _input_stats(row: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _task(row: dict[str, Any]) -> dict[str, Any]:
-    """One row of Storm UI's executors table (all time)."""
+def _task(row: dict[str, Any], where: dict[int, Any]) -> dict[str, Any]:
+    """One row of Storm UI's executors table (all time), with where the task runs."""
+    worker, host, up = where.get(row["task"], (None, None, None))
     return {
         "id": f"[{row['task']}-{row['task']}]",
         "task": row["task"],
@@ -292,7 +337,119 @@ def _task(row: dict[str, Any]) -> dict[str, Any]:
         "prepares": row["prepares"],
         "pending": row.get("pending"),
         "stateBytes": row["state_bytes"],
-        "worker": row.get("worker"),
+        "completeLatency": round(row.get("complete_latency_ms", 0.0), 3),
+        "worker": worker,
+        "host": host,
+        "uptime": None if up is None else _uptime(up),
+    }
+
+
+WINDOW_NAMES = {"600": "10m", "10800": "3h", "86400": "1d", ":all-time": "All time"}
+"""Storm UI's names of its windows."""
+
+
+def _all_time(row: dict[str, Any]) -> dict[str, Any]:
+    """A component's all-time figures, under the names a window's figures have."""
+    return {
+        "emitted": row.get("emitted", 0),
+        "transferred": row.get("transferred", 0),
+        "acked": row.get("acked", 0),
+        "failed": row.get("failed", 0),
+        "executed": row.get("executed", 0),
+        "completeLatency": round(row.get("complete_latency_ms", 0.0), 3),
+        "executeLatency": round(row.get("execute_latency_ms", 0.0), 3),
+        "processLatency": round(row.get("process_latency_ms", 0.0), 3),
+    }
+
+
+def _by_window(control: Control) -> list[tuple[str, dict[str, dict[str, Any]]]]:
+    """Every window of Storm UI, each with its figures per component, side by side."""
+    stats = control.snapshot.stats
+    return [
+        (name, control.history.window(secs))
+        if secs is not None
+        else (name, {c: _all_time(row) for c, row in stats.items()})
+        for name, secs in WINDOWS.items()
+    ]
+
+
+def _topology_stats(control: Control, system: bool) -> list[dict[str, Any]]:
+    """Storm UI's topology stats: a row per window.
+
+    Emitted and transferred by every component shown; trees acked and failed, and
+    their complete latency, by the spouts.
+    """
+    kinds = {c: row.get("kind") for c, row in control.snapshot.stats.items()}
+    rows = []
+    for name, figures in _by_window(control):
+        shown = {c: f for c, f in figures.items() if c in kinds and (system or not is_system(c))}
+        spouts = [f for c, f in shown.items() if kinds[c] == "spout"]
+        acked = sum(f["acked"] for f in spouts)
+        latency = sum(f["completeLatency"] * f["acked"] for f in spouts)
+        rows.append(
+            {
+                "window": name,
+                "windowPretty": WINDOW_NAMES[name],
+                "emitted": sum(f["emitted"] for f in shown.values()),
+                "transferred": sum(f["transferred"] for f in shown.values()),
+                "acked": acked,
+                "failed": sum(f["failed"] for f in spouts),
+                "completeLatency": round(latency / acked, 3) if acked else 0.0,
+            }
+        )
+    return rows
+
+
+def _component_windows(control: Control, component: str, spout: bool) -> list[dict[str, Any]]:
+    """Storm UI's spout or bolt stats of one component: a row per window."""
+    keys: tuple[str, ...] = ("emitted", "transferred", "acked", "failed")
+    keys += ("completeLatency",) if spout else ("executed", "executeLatency", "processLatency")
+    rows = []
+    for name, figures in _by_window(control):
+        mine = figures.get(component, {})
+        row = {key: mine.get(key, 0) for key in keys}
+        rows.append({"window": name, "windowPretty": WINDOW_NAMES[name], **row})
+    return rows
+
+
+def is_system(component: str) -> bool:
+    """Storm's system components (``__acker``, ``__system``), hidden unless asked for."""
+    return component.startswith("__")
+
+
+def _placement(control: Control) -> dict[int, tuple[int | None, str | None, float | None]]:
+    """Task -> (worker, host, worker's uptime in seconds), where it is known.
+
+    The continuous mode's tasks stay on their workers; the local engine's run in the
+    driver; a superstep's run wherever Spark puts them, so none is known there.
+    """
+    snap = control.snapshot
+    if control.mode == "local":
+        up = time.time() - control.started
+        return {t["task"]: (None, HOST, up) for rows in snap.tasks.values() for t in rows}
+    workers = {w["worker"]: w for w in snap.workers}
+    where = {}
+    for rows in snap.tasks.values():
+        for t in rows:
+            worker = workers.get(t.get("worker"), {})
+            where[t["task"]] = (t.get("worker"), worker.get("host"), worker.get("uptimeSecs"))
+    return where
+
+
+def _shown_error(control: Control, error: Any, where: dict[int, Any]) -> dict[str, Any]:
+    """One error as the API shows it: when, which task, worker and host, the traceback."""
+    snap = control.snapshot
+    worker, host, _ = where.get(error.task, (None, None, None))
+    return {
+        "time": error.time,
+        "at": round(snap.taken - snap.topology_secs + error.time, 3),
+        "component": error.component,
+        "task": error.task,
+        "worker": worker,
+        "host": host,
+        "count": error.count,
+        "error": error.message,
+        "traceback": error.traceback or None,
     }
 
 
@@ -301,6 +458,9 @@ def _error(status: int, message: str) -> JSONResponse:
 
 
 STATIC = Path(__file__).with_name("static")
+HOST = socket.gethostname()
+LATEST_ERRORS = 50
+"""The latest errors a topology's or a component's answer lists (all are counted)."""
 
 
 class _Handlers:
@@ -347,15 +507,25 @@ class _Handlers:
         if isinstance(window := self.window_of(request), JSONResponse):
             return window
         name, secs = window
+        system = request.query_params.get("sys", "false") == "true"
         stats = self.control.snapshot.stats
         figures = self.control.history.window(secs) if secs is not None else {}
-        rows = [_component(self.control, c, row, figures.get(c)) for c, row in stats.items()]
+        rows = [
+            _component(self.control, c, row, figures.get(c))
+            for c, row in stats.items()
+            if system or not is_system(c)
+        ]
+        where = _placement(self.control)
+        errors = [_shown_error(self.control, e, where) for e in self.control.snapshot.errors]
         return JSONResponse(
             {
                 **_summary(self.control),
                 "window": name,
+                "system": system,
+                "topologyStats": _topology_stats(self.control, system),
                 "spouts": [r for r in rows if "spoutId" in r],
                 "bolts": [r for r in rows if "boltId" in r],
+                "errors": errors[-LATEST_ERRORS:],
                 "workers": self.control.snapshot.workers,
                 "slots": self.control.snapshot.slots,
                 "restartCount": self.control.snapshot.restart_count,
@@ -375,15 +545,9 @@ class _Handlers:
             names = ", ".join(sorted(self.control.snapshot.stats))
             return _error(404, f"topology {self.control.name!r} has no component {cid!r} ({names})")
         figures = self.control.history.window(secs).get(cid) if secs is not None else None
-        snap = self.control.snapshot
+        where = _placement(self.control)
         errors = [
-            {
-                "time": e.time,
-                "at": round(snap.taken - snap.topology_secs + e.time, 3),
-                "task": e.task,
-                "count": e.count,
-                "error": e.message,
-            }
+            _shown_error(self.control, e, where)
             for e in self.control.snapshot.errors
             if e.component == cid
         ]
@@ -394,10 +558,14 @@ class _Handlers:
                 "componentType": row.get("kind"),
                 "window": name,
                 **_component(self.control, cid, row, figures),
+                "windows": _component_windows(self.control, cid, row.get("kind") == "spout"),
                 "outputStats": _output_stats(row),
                 "inputStats": _input_stats(row),
-                "executorStats": [_task(t) for t in self.control.snapshot.tasks.get(cid, [])],
-                "componentErrors": errors[-50:],
+                "executorStats": [
+                    _task(t, where) for t in self.control.snapshot.tasks.get(cid, [])
+                ],
+                "errorsTotal": sum(e["count"] for e in errors),
+                "componentErrors": errors[-LATEST_ERRORS:],
             }
         )
 

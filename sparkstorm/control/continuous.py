@@ -35,7 +35,8 @@ from sparkstorm.engines.continuous.worker import EPOCH, FEED, SYSTEM, TIME, Driv
 from sparkstorm.errors import SparkStormError
 from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.reliability.debug import DEBUG_LOG
-from sparkstorm.tasks.metrics import TaskStats, by_component, by_task
+from sparkstorm.tasks.metrics import TaskStats, by_component, by_task, progress
+from sparkstorm.tasks.process_usage import ProcessUsage, usage_row
 from sparkstorm.tasks.profile import Profile
 from sparkstorm.topology.builder import Topology
 from sparkstorm.topology.streams import SYSTEM_COMPONENT_ID, SYSTEM_TASK_ID
@@ -51,6 +52,8 @@ IDLE_PROBE_SECS = 0.05
 """On the wall clock, how often :meth:`ContinuousRuntime.idle` probes the workers."""
 PROBE_TIMEOUT_SECS = 10.0
 """How long a probe waits for every worker's answer."""
+CPU_SHARE_SECS = 3.0
+"""A worker's CPU % is measured over the last 3 to 6 seconds of its reports."""
 
 
 class ContinuousRuntime:
@@ -95,6 +98,9 @@ class ContinuousRuntime:
         self._lost_stats: list[TaskStats] = []
         """Statistics of the tasks of stage attempts that were lost (they add up)."""
         self.reports: dict[int, WorkerReport] = {}
+        self._usage_marks: dict[int, tuple[ProcessUsage, ProcessUsage]] = {}
+        """Per worker, two usages at least :data:`CPU_SHARE_SECS` apart, the newer at
+        most that old: its CPU share is measured from the older."""
         """Each worker's newest report."""
         if capture:
             self.conf[SPARKSTORM_CAPTURE] = sorted(self.plan.components)
@@ -315,8 +321,12 @@ class ContinuousRuntime:
         if report.failure is not None and self._failure is None:
             self._failure = report.failure
         for stats in report.stats:
-            self.latest_stats[stats.task] = stats
+            kept = self.latest_stats.get(stats.task)
+            if kept is None or progress(stats) >= progress(kept):  # never an older report's
+                self.latest_stats[stats.task] = stats
         self.reports[report.worker] = report
+        if report.usage is not None:
+            self._mark_usage(report.worker, report.usage)
         self.supersteps_run = sum(r.turns for r in self.reports.values())
         for error in report.errors:
             self._keep(error)
@@ -325,6 +335,14 @@ class ContinuousRuntime:
         self.captured.add(report.captured)
         for key, outcomes in report.fed.items():
             self._fed[key][0].record(outcomes)
+
+    def _mark_usage(self, worker: int, usage: ProcessUsage) -> None:
+        older, newer = self._usage_marks.get(worker, (usage, usage))
+        if newer.started != usage.started or newer.at > usage.at:  # a restarted worker
+            older = newer = usage
+        if usage.at - newer.at >= CPU_SHARE_SECS:
+            older, newer = newer, usage
+        self._usage_marks[worker] = older, newer
 
     def _keep(self, error: ReportedError) -> None:
         """Log a task's error here, or count a throttled repeat on the record it repeats.
@@ -475,6 +493,10 @@ class ContinuousRuntime:
                     "received": report.received if report else None,
                     "dropped": report.dropped if report else None,
                     "turns": report.turns if report else None,
+                    **usage_row(
+                        report.usage if report else None,
+                        self._usage_marks.get(index, (None, None))[0],
+                    ),
                 }
             )
         return rows

@@ -124,13 +124,16 @@ class History:
 def _difference(new: Sample, old: Sample, component: str) -> dict[str, Any]:
     """Storm UI's figures for ``component`` between two samples."""
     now, before = new.totals.get(component, {}), old.totals.get(component, {})
-    delta = {key: now.get(key, 0.0) - before.get(key, 0.0) for key in now.keys() | before}
+    # at least 0: a counter that went down (a worker's report older than the one before,
+    # a restart's figures not carried over) shows nothing happened, never a negative count
+    delta = {key: max(0.0, now.get(key, 0.0) - before.get(key, 0.0)) for key in now.keys() | before}
     figures: dict[str, Any] = {key: int(delta.get(key, 0)) for key in COUNTERS}
     figures["executeLatency"] = _mean(delta.get("execute_ms", 0.0), figures["executed"])
     figures["processLatency"] = _mean(delta.get("process_ms", 0.0), figures["acked"])
     figures["completeLatency"] = _mean(delta.get("complete_ms", 0.0), delta.get("completed", 0))
     histogram = Counter(new.latencies.get(component, {}))
     histogram.subtract(old.latencies.get(component, {}))
+    histogram = +histogram  # the buckets that grew
     figures["completeLatencyP50"] = _rounded(percentile_ms(histogram, 0.50))
     figures["completeLatencyP99"] = _rounded(percentile_ms(histogram, 0.99))
     figures["completeLatencyMax"] = _rounded(max_ms(histogram))

@@ -18,6 +18,8 @@ from sparkstorm.config import (
     SPARKSTORM_DRPC_SERVER,
     SPARKSTORM_IDLE_GRACE_SECS,
     SPARKSTORM_SPARK_MODE,
+    SPARKSTORM_SPARK_PARTITIONS,
+    SPARKSTORM_SUPERSTEP_TARGET_SECS,
     SPARKSTORM_UI_HOST,
     SPARKSTORM_UI_PORT,
     SPARKSTORM_UI_TOKEN,
@@ -32,6 +34,7 @@ from sparkstorm.control.superstep import TopologyRuntime
 from sparkstorm.engines import driver_address, make_continuous_engine, make_engine
 from sparkstorm.errors import RunAborted
 from sparkstorm.reliability.base_collector import ReportedError
+from sparkstorm.tasks.process_usage import usage
 from sparkstorm.tasks.watchdog import Watchdog
 from sparkstorm.topology.builder import Topology
 from sparkstorm.topology.streams import SYSTEM_COMPONENT_ID, SYSTEM_TASK_ID
@@ -312,15 +315,17 @@ def _serve(
     from sparkstorm.control.server import ControlServer, is_loopback
 
     host = runtime.conf[SPARKSTORM_UI_HOST]
+    mode = _mode(runtime, engine)
     control = Control(
         name=name,
         engine=engine,
+        mode=mode,
         token=runtime.conf[SPARKSTORM_UI_TOKEN] or secrets.token_urlsafe(16),
         loopback=is_loopback(host),
         master=runtime.engine.master or master,
         spark_ui=runtime.engine.ui_url,
         graph=topology_graph(runtime.plan),
-        configuration=shown_configuration(runtime.conf),
+        configuration=shown_configuration({**runtime.conf, **_chosen(runtime, mode)}),
         drpc=drpc,
         drpc_timeout=runtime.conf[SPARKSTORM_DRPC_REQUEST_TIMEOUT_SECS],
     )
@@ -330,6 +335,25 @@ def _serve(
     runtime.api_url = server.url
     runtime.api_shown = server.shown_url, None if control.loopback else control.token
     return server
+
+
+def _chosen(runtime: Runtime, mode: str) -> dict[str, str]:
+    """The settings left unset that the engine chose a value for, said as chosen."""
+    conf, chosen = runtime.conf, {}
+    if mode == "superstep" and isinstance(runtime, TopologyRuntime):
+        if conf.get(SPARKSTORM_SPARK_PARTITIONS) is None:
+            chosen[SPARKSTORM_SPARK_PARTITIONS] = f"{runtime.plan.workers} (the engine's choice)"
+        if conf.get(SPARKSTORM_SUPERSTEP_TARGET_SECS) is None:
+            secs = runtime.sizer.target_secs
+            chosen[SPARKSTORM_SUPERSTEP_TARGET_SECS] = f"{secs:g} (the engine's choice)"
+    return chosen
+
+
+def _mode(runtime: Runtime, engine: str) -> str:
+    """Which of the three ways the topology runs: local, superstep or continuous."""
+    if isinstance(runtime, ContinuousRuntime):
+        return "continuous"
+    return "local" if engine == "local" else "superstep"
 
 
 def _publish(server: ControlServer, runtime: Runtime, status: str | None = None) -> None:
@@ -352,6 +376,8 @@ def _publish(server: ControlServer, runtime: Runtime, status: str | None = None)
         slots=runtime.engine.launcher.slots() if isinstance(runtime, ContinuousRuntime) else None,
         restart_count=runtime.restarts.count,
         topology_secs=runtime.now(),
+        driver=usage(control.started),
+        errors_let_go=runtime.errors.dropped,
     )
 
 

@@ -250,12 +250,24 @@ def grouped(tasks: Iterable[TaskStats]) -> dict[str, list[TaskStats]]:
     return members
 
 
+def progress(stats: TaskStats) -> int:
+    """How far a task has come: its counters only grow, so a smaller sum is an older report."""
+    return stats.emitted + stats.transferred + stats.executed + stats.acked + stats.failed
+
+
 def by_task(tasks: list[TaskStats], superstep_secs: float) -> dict[int, dict[str, Any]]:
-    """Per-task counters, means and capacity (Storm UI's executors table), by task id."""
-    return {
-        s.task: {"component": s.component, "task": s.task, **_counters([s], superstep_secs)}
-        for s in tasks
-    }
+    """Per-task counters, means and capacity (Storm UI's executors table), by task id.
+
+    A spout task's row has its mean ``complete_latency_ms`` too.
+    """
+    rows = {}
+    for s in tasks:
+        row = {"component": s.component, "task": s.task, **_counters([s], superstep_secs)}
+        if s.complete_latencies or s.latencies.count:
+            latencies = s.fold()
+            row["complete_latency_ms"] = _mean_ms(latencies.total_secs, latencies.count)
+        rows[s.task] = row
+    return rows
 
 
 def _counters(members: list[TaskStats], superstep_secs: float) -> dict[str, Any]:

@@ -6,6 +6,8 @@ const API = "/api/v1/topology";
 const REFRESH_MS = 2000;
 const COLORS = ["#2f6fd0", "#2e9d5b", "#c98a12", "#8b4fc4", "#b23b3b", "#1a9aa0", "#6d7686"];
 const component = decodeURIComponent((location.pathname.match(/^\/component\/(.+)$/) || [])[1] || "");
+// The window and "Show system stats" live in the address, so a link or a reload keeps them.
+const params = new URLSearchParams(location.search);
 const plots = {};
 let name = null;
 let status = null;
@@ -23,10 +25,26 @@ const BOLT_COLUMNS = [
   ["lastError", "Last error"],
 ];
 const TASK_COLUMNS = [
-  ["id", "Task"], ["emitted", "Emitted"], ["transferred", "Transferred"], ["executed", "Executed"],
-  ["executeLatency", "Execute ms"], ["processLatency", "Process ms"], ["capacity", "Capacity"],
-  ["acked", "Acked"], ["failed", "Failed"], ["pending", "Pending"], ["prepares", "Prepares"],
-  ["stateBytes", "State bytes"], ["worker", "Worker"],
+  ["id", "Task"], ["uptime", "Uptime"], ["host", "Host"], ["worker", "Worker"], ["emitted", "Emitted"],
+  ["transferred", "Transferred"], ["executed", "Executed"], ["executeLatency", "Execute ms"],
+  ["processLatency", "Process ms"], ["capacity", "Capacity"], ["acked", "Acked"], ["failed", "Failed"],
+  ["prepares", "Prepares"], ["stateBytes", "State bytes"],
+];
+// Storm UI's spout executors: what a spout task emitted and how its trees ended.
+const SPOUT_TASK_COLUMNS = [
+  ["id", "Task"], ["uptime", "Uptime"], ["host", "Host"], ["worker", "Worker"], ["emitted", "Emitted"],
+  ["transferred", "Transferred"], ["pending", "Pending"], ["completeLatency", "Complete ms"],
+  ["acked", "Acked"], ["failed", "Failed"],
+];
+// Storm UI's topology stats and a component's stats: one row per window, side by side.
+const TOPOLOGY_STATS_COLUMNS = [
+  ["windowPretty", "Window"], ["emitted", "Emitted"], ["transferred", "Transferred"],
+  ["completeLatency", "Complete ms"], ["acked", "Acked"], ["failed", "Failed"],
+];
+const BOLT_STATS_COLUMNS = [
+  ["windowPretty", "Window"], ["emitted", "Emitted"], ["transferred", "Transferred"],
+  ["executed", "Executed"], ["executeLatency", "Execute ms"], ["processLatency", "Process ms"],
+  ["acked", "Acked"], ["failed", "Failed"],
 ];
 // Storm UI's per-stream tables of a component's page.
 const INPUT_COLUMNS = [
@@ -40,11 +58,14 @@ const SPOUT_OUTPUT_COLUMNS = [...OUTPUT_COLUMNS, ["acked", "Acked"], ["failed", 
 const WORKER_COLUMNS = [
   ["worker", "Worker"], ["host", "Host"], ["pid", "Process"], ["tasks", "Tasks"],
   ["backlog", "Queued"], ["sent", "Sent"], ["received", "Received"], ["dropped", "Dropped"],
-  ["turns", "Turns"],
+  ["turns", "Turns"], ["uptime", "Uptime"], ["memoryMb", "Memory MB"], ["cpuPercent", "CPU %"],
 ];
 // Lost workers (continuous mode) or supersteps, and the restarts they led to.
 const RESTART_COLUMNS = [["when", "Time"], ["worker", "Worker"], ["host", "Host"], ["delaySecs", "Waited s"], ["reason", "Why"]];
-const ERROR_COLUMNS = [["time", "Time"], ["component", "Component"], ["task", "Task"], ["count", "Count"], ["error", "Error"]];
+const ERROR_COLUMNS = [
+  ["time", "Time"], ["component", "Component"], ["task", "Task"], ["worker", "Worker"], ["host", "Host"],
+  ["count", "Count"], ["error", "Error"],
+];
 
 function text(value) {
   if (value === null || value === undefined || value === "") return "-";
@@ -70,9 +91,16 @@ function fill(table, columns, rows, link) {
     for (const [field] of columns) {
       const td = cell("td", text(row[field]), typeof row[field] === "string" ? "text" : "");
       td.dataset.field = field;
+      if (field === "error" && (row.traceback || String(row.error).includes("\n"))) {
+        // the first line, and the whole message and traceback on demand
+        const details = document.createElement("details");
+        details.appendChild(cell("summary", String(row.error).split("\n")[0]));
+        details.appendChild(cell("pre", [row.error, row.traceback].filter(Boolean).join("\n\n")));
+        td.replaceChildren(details);
+      }
       if (link && field === columns[0][0]) {
         td.replaceChildren(Object.assign(document.createElement("a"), {
-          href: "/component/" + encodeURIComponent(row[field]), textContent: row[field],
+          href: "/component/" + encodeURIComponent(row[field]) + location.search, textContent: row[field],
         }));
       }
       tr.appendChild(td);
@@ -91,6 +119,12 @@ const MEANING = {
   "Supersteps": "Spark jobs run (superstep mode), or the workers' loop turns (continuous mode)",
   "Capacity": "share of the time the busiest task of the component spent executing",
   "Complete ms": "from a spout's emit to its whole tuple tree acked (mean; above the p99 when under 1% of trees took far longer, as the max shows)",
+  "Worker turns": "the loops the continuous workers made, each taking what arrived, running it and sending what it emitted",
+  "Workers": "processes running the topology's tasks (continuous mode: one per Spark barrier task; local engine: this driver)",
+  "Memory": "resident memory of the driver and of the workers' processes",
+  "Errors": "errors reported by tasks since the start, repeats counted (the console throttles repeats; the page lists every record)",
+  "CPU %": "share of one core the worker's process used over the last few seconds",
+  "Batch": "tuples each spout task is asked for per superstep, as the sizer set it",
 };
 
 function facts(table, pairs) {
@@ -116,7 +150,24 @@ async function get(path) {
 }
 
 function windowParam() {
-  return "window=" + encodeURIComponent(document.getElementById("window").value);
+  return "window=" + encodeURIComponent(document.getElementById("window").value) +
+    (document.getElementById("system").checked ? "&sys=true" : "");
+}
+
+// The window and the system stats switch from the address, and back into it when changed.
+function restoreView() {
+  const windowSelect = document.getElementById("window");
+  if ([...windowSelect.options].some((o) => o.value === params.get("window"))) windowSelect.value = params.get("window");
+  document.getElementById("system").checked = params.get("sys") === "true";
+}
+
+function keepView() {
+  const windowValue = document.getElementById("window").value;
+  if (windowValue === ":all-time") params.delete("window"); else params.set("window", windowValue);
+  if (document.getElementById("system").checked) params.set("sys", "true"); else params.delete("sys");
+  const query = params.toString();
+  history.replaceState(null, "", location.pathname + (query ? "?" + query : ""));
+  refresh();
 }
 
 // The topology as Storm UI draws it: components in columns by depth from the spouts,
@@ -185,7 +236,7 @@ function drawGraph(graph, rows, rates) {
     const group = svg("g", { class: "node", "data-id": c.id, transform: `translate(${p.x},${p.y})` });
     const fill = c.kind === "spout" ? "#dbe7fb" : capacityColor(row.capacity || 0);
     group.appendChild(svg("rect", { width: W, height: H, fill }));
-    const name = svg("a", { href: "/component/" + encodeURIComponent(c.id) });
+    const name = svg("a", { href: "/component/" + encodeURIComponent(c.id) + location.search });
     name.appendChild(svg("text", { class: "name", x: 10, y: 18 }, `${c.id} (${c.tasks})`));
     group.appendChild(name);
     const rate = rates[c.id];
@@ -196,13 +247,19 @@ function drawGraph(graph, rows, rates) {
   }
 }
 
+function spoutColumns(mode) {
+  return mode === "superstep" ? [...SPOUT_COLUMNS.slice(0, 5), ["spoutBatch", "Batch"], ...SPOUT_COLUMNS.slice(5)] : SPOUT_COLUMNS;
+}
+
 function showTopology(topology) {
-  fill(document.getElementById("spouts"), SPOUT_COLUMNS, topology.spouts, true);
+  document.getElementById("topology-stats-section").hidden = false;
+  fill(document.getElementById("topology-stats"), TOPOLOGY_STATS_COLUMNS, topology.topologyStats, false);
+  fill(document.getElementById("spouts"), spoutColumns(topology.mode), topology.spouts, true);
   fill(document.getElementById("bolts"), BOLT_COLUMNS, topology.bolts, true);
   const workers = topology.workers || [];
   document.getElementById("workers-section").hidden = workers.length === 0;
   fill(document.getElementById("workers"), WORKER_COLUMNS,
-    workers.map((w) => ({ ...w, pid: String(w.pid), tasks: w.tasks.join(", ") })), false);
+    workers.map((w) => ({ ...w, pid: String(w.pid), tasks: w.tasks.join(", "), uptime: duration(w.uptimeSecs) })), false);
   const restarts = topology.restarts || [];
   document.getElementById("restarts-section").hidden = restarts.length === 0;
   document.getElementById("restart-count").textContent = `(${text(topology.restartCount)} in all, the latest first)`;
@@ -217,19 +274,36 @@ function showTopology(topology) {
     configuration.map(([key, value]) => [key, typeof value === "object" && value !== null ? JSON.stringify(value) : value]));
 }
 
-function showComponent(detail) {
+function showComponent(detail, mode) {
   const spout = detail.componentType === "spout";
   document.getElementById(spout ? "bolts-section" : "spouts-section").hidden = true;
-  fill(document.getElementById(spout ? "spouts" : "bolts"), spout ? SPOUT_COLUMNS : BOLT_COLUMNS, [detail], false);
-  document.getElementById("inputs-section").hidden = spout;
+  fill(document.getElementById(spout ? "spouts" : "bolts"), spout ? spoutColumns(mode) : BOLT_COLUMNS, [detail], false);
+  document.getElementById("topology-stats-section").hidden = false;
+  document.getElementById("stats-title").textContent = spout ? "Spout stats" : "Bolt stats";
+  fill(document.getElementById("topology-stats"), spout ? TOPOLOGY_STATS_COLUMNS : BOLT_STATS_COLUMNS, detail.windows, false);
+  // an acker's or a spout's streams: a table only where there are rows to show
+  document.getElementById("inputs-section").hidden = spout || !(detail.inputStats || []).length;
   fill(document.getElementById("inputs"), INPUT_COLUMNS, detail.inputStats || [], false);
-  document.getElementById("outputs-section").hidden = false;
+  document.getElementById("outputs-section").hidden = !(detail.outputStats || []).length;
   fill(document.getElementById("outputs"), spout ? SPOUT_OUTPUT_COLUMNS : OUTPUT_COLUMNS,
     detail.outputStats || [], false);
   document.getElementById("tasks-section").hidden = false;
-  fill(document.getElementById("tasks"), TASK_COLUMNS, detail.executorStats, false);
-  const errors = detail.componentErrors.map((e) => ({ ...e, component: detail.id, time: clock(e) }));
-  fill(document.getElementById("errors"), ERROR_COLUMNS, errors.reverse(), false);
+  fill(document.getElementById("tasks"), spout ? SPOUT_TASK_COLUMNS : TASK_COLUMNS, detail.executorStats, false);
+  showErrors(detail.componentErrors, detail.errorsTotal);
+}
+
+// The latest errors first, each with the worker and host it came from.
+function showErrors(errors, total) {
+  document.getElementById("error-count").textContent = `(${text(total)} in all${errors.length < total ? `; the latest ${errors.length} records` : ""})`;
+  fill(document.getElementById("errors"), ERROR_COLUMNS,
+    errors.map((e) => ({ ...e, time: clock(e), worker: e.worker === null ? null : String(e.worker) })).reverse(), false);
+}
+
+function duration(secs) {
+  if (secs === null || secs === undefined) return null;
+  const s = Math.floor(secs);
+  const [d, h, m] = [Math.floor(s / 86400), Math.floor(s / 3600) % 24, Math.floor(s / 60) % 60];
+  return (d ? `${d}d ` : "") + `${h}h ${m}m ${s % 60}s`;
 }
 
 // An error's time on the wall clock, as the plots' axes show time.
@@ -245,10 +319,15 @@ function showSummary(summary) {
   badge.textContent = summary.status;
   badge.className = "status " + summary.status;
   const checkpoint = summary.checkpoints;
+  const workers = summary.workersTotal === null ? "in Spark's executors (see the Spark UI)" : summary.workersTotal;
   facts(document.getElementById("summary"), [
-    ["Name", summary.name], ["Engine", summary.engine], ["Status", summary.status],
-    ["Uptime", summary.uptime], ["Supersteps", summary.supersteps], ["In flight", summary.inFlight],
-    ["Tasks", summary.tasksTotal], ["Spark master", summary.master],
+    ["Name", summary.name], ["Engine", `${summary.engine} (${summary.mode} mode)`], ["Status", summary.status],
+    ["Uptime", summary.uptime], [summary.mode === "continuous" ? "Worker turns" : "Supersteps", summary.supersteps],
+    ["In flight", summary.inFlight], ["Workers", workers], ["Executors", summary.executorsTotal],
+    ["Memory", summary.memoryMb === null ? null : `${text(summary.memoryMb)} MB`],
+    ["Errors", summary.errorsTotal],
+    ["Version", `sparkstorm ${summary.version}` + (summary.sparkVersion ? `, Spark ${summary.sparkVersion}` : "") + `, Python ${summary.pythonVersion}`],
+    ["Spark master", summary.master],
     ["Spark UI", summary.sparkUi, summary.sparkUi],
     ...(checkpoint ? [["Checkpoint", `${checkpoint.committedTxid} committed, ${checkpoint.phase}; ` +
       `${checkpoint.commits} commits, ${checkpoint.rollbacks} rollbacks this run`]] : []),
@@ -316,7 +395,7 @@ function showSeries(series) {
   const latency = {};
   for (const [id, s] of Object.entries(series.components)) {
     if (component && id !== component) continue;
-    if (!component && id.startsWith("__")) continue;
+    if (!component && id.startsWith("__") && !document.getElementById("system").checked) continue;
     if (s.kind === "spout") {
       rates[`${id} acked`] = s.acked;
       latency[`${id} p50`] = s.p50;
@@ -339,15 +418,12 @@ async function refresh() {
     showSummary(topologies[0]);
     if (component) {
       document.getElementById("api-link").href = `${API}/${name}/component/${encodeURIComponent(component)}`;
-      showComponent(await get(`/${name}/component/${encodeURIComponent(component)}?${windowParam()}`));
+      showComponent(await get(`/${name}/component/${encodeURIComponent(component)}?${windowParam()}`), topologies[0].mode);
     } else {
       document.getElementById("api-link").href = `${API}/${name}`;
       const topology = await get(`/${name}?${windowParam()}`);
       showTopology(topology);
-      const errors = (await Promise.all(
-        [...topology.spouts, ...topology.bolts].filter((c) => c.lastError).map((c) => get(`/${name}/component/${encodeURIComponent(c.spoutId || c.boltId)}`)),
-      )).flatMap((c) => c.componentErrors.map((e) => ({ ...e, component: c.id, time: clock(e) })));
-      fill(document.getElementById("errors"), ERROR_COLUMNS, errors.reverse().slice(0, 20), false);
+      showErrors(topology.errors, topology.errorsTotal);
     }
     showSeries(await get(`/${name}/timeseries?${windowParam()}`));
     document.getElementById("gone").hidden = true;
@@ -392,8 +468,10 @@ document.getElementById("kill").addEventListener("click", () => {
   const wait = prompt(`Kill topology ${name}? Seconds to let what is in flight complete:`, "30");
   if (wait !== null) operate("kill", "/" + encodeURIComponent(wait.trim() || "30"));
 });
-document.getElementById("window").addEventListener("change", refresh);
+document.getElementById("window").addEventListener("change", keepView);
+document.getElementById("system").addEventListener("change", keepView);
 
+restoreView();
 refresh();
 setInterval(refresh, REFRESH_MS);
 // plots follow their boxes when the window changes size (a phone turned, a window dragged)

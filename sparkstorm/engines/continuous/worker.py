@@ -51,6 +51,7 @@ from sparkstorm.state.stores import Sources
 from sparkstorm.tasks.committed_sources import CommittedSources, sealed_keys
 from sparkstorm.tasks.gc_tuning import fewer_collections
 from sparkstorm.tasks.metrics import TaskStats
+from sparkstorm.tasks.process_usage import ProcessUsage, usage
 from sparkstorm.tasks.spout_task import SpoutTask
 from sparkstorm.tasks.task_runner import BoltTask
 from sparkstorm.tasks.task_state import snapshot
@@ -156,6 +157,8 @@ class WorkerReport:
     sealed: Sources | None = None
     """The message keys of the trees the spouts sealed at a ``prepare`` (see
     ``committed_sources``), in the report after it."""
+    usage: ProcessUsage | None = None
+    """The worker's process: memory, CPU time, when the worker started."""
 
 
 @dataclass
@@ -214,6 +217,7 @@ class Worker:
         self._sealed: Sources | None = None
         self.stopped = False
         self.turns = 0
+        self.started = time.time()
         self.sent = self.received = 0
         self.queued = 0
         self.peers: dict[int, _Peer] = {}
@@ -539,6 +543,7 @@ class Worker:
             final,
             self.dropped,
             self._sealed,
+            usage(self.started),
         )
         self._probe, self._sealed = -1, None
         self.control.send(pickle.dumps(report, protocol=5))
