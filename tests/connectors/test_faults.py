@@ -18,6 +18,9 @@ exact stateful counts on top.
 The connection-level cases (bad URL, bad credentials, closed port) run on the local
 engine, and the closed port once on the continuous mode, where the spout opens in a
 Spark worker; ``tests/test_cli.py`` covers Spark's start-up.
+Kafka meets the continuous mode in three scenarios: the poison, the driver SIGKILLed then
+the broker restarted (its spout's consumer and the group's commits in a Spark worker,
+the whole process group killed), and a Spark worker SIGKILLed under its spout.
 """
 
 from __future__ import annotations
@@ -156,7 +159,7 @@ def test_poison_and_undecodable_are_dead_lettered_and_the_rest_flows(broker, eng
     assert "not utf-8 text" in run.output()  # the error says what is wrong with it
 
 
-@every_source_and_on_spark("redis")
+@every_source_and_on_spark("redis", "kafka")
 def test_sigkill_then_a_server_side_close_lose_nothing(broker, engine, tmp_path):
     broker.publish(healthy(MESSAGES))
     # NATS redelivers what the dead process held after its ack wait, three message
