@@ -126,6 +126,12 @@ def test_the_api_shows_a_running_topology_and_controls_it(engine, request):
         assert (task["uptime"] is not None) == (engine == "local")
     spout = live.get(f"/{live.name}/component/numbers")
     assert spout["executorStats"][0]["completeLatency"] > 0  # Storm's per-task latency
+    # Storm's jstack: the driver's threads, the run's loop among them
+    dump = live.http.post(f"/api/v1/topology/{live.name}/profiling/dumpstack/driver").json()
+    assert dump["host"] == socket.gethostname() and dump["pid"] == os.getpid()
+    assert "control/run.py" in dump["stacks"]
+    nobody = live.http.post(f"/api/v1/topology/{live.name}/profiling/dumpstack/7")
+    assert nobody.status_code == 404 and "ask for one of: driver" in nobody.json()["error"]
     live.until(lambda: len(live.get(f"/{live.name}/timeseries")["time"]) >= 2, "2 samples")
     recent = live.get(f"/{live.name}?window=600")
     assert recent["window"] == "600" and 0 < recent["spouts"][0]["acked"] <= live.acked()
@@ -221,6 +227,11 @@ def test_off_loopback_the_control_routes_need_the_token():
             assert "guarded.json)" in refused.json()["error"]
             wrong = {"Authorization": "Bearer guess"}
             assert http.post("/api/v1/topology/guarded/kill/0", headers=wrong).status_code == 401
+            stacks = "/api/v1/topology/guarded/profiling/dumpstack/driver"
+            assert http.post(stacks).status_code == 401  # a dump shows code and data
+            dump = http.post(stacks, headers={"Authorization": "Bearer s3cret"}).json()
+            assert dump["pid"] == os.getpid() and '"MainThread"' in dump["stacks"]
+            assert "test_control.py" in dump["stacks"]  # this test, waiting for the answer
             assert control.commands.empty()
             right = {"Authorization": "Bearer s3cret"}
             assert (

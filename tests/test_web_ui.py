@@ -350,6 +350,23 @@ def test_the_page_shows_the_continuous_workers_and_their_checkpoints(browser, sp
         assert "Worker turns" in labels and "Supersteps" not in labels
         summary = live.get("/summary")["topologies"][0]
         assert summary["mode"] == "continuous" and summary["workersTotal"] == 2
+        # Storm's jstack for a worker: through the API, then from the page
+        for worker in api["workers"]:
+            answer = live.http.post(
+                f"/api/v1/topology/web-workers/profiling/dumpstack/{worker['worker']}"
+            )
+            dump = answer.json()
+            assert answer.status_code == 200, dump
+            assert (dump["host"], dump["pid"]) == (worker["host"], worker["pid"])
+            assert "continuous/worker.py" in dump["stacks"]  # the worker's own loop
+        until(
+            lambda: len(browser.find_elements(By.CSS_SELECTOR, "#stack-target option")) == 3,
+            "3 targets",
+        )
+        browser.execute_script("document.getElementById('stack-target').value = '1'")
+        browser.find_element(By.ID, "dump-stacks").click()
+        until(lambda: "continuous/worker.py" in (text_of(browser, "#stacks") or ""), "the dump")
+        assert text_of(browser, "#stacks-title").startswith("worker 1 (")
         # a spout's tasks: Storm's spout executor columns, not a bolt's
         browser.get(live.url + "/component/numbers")
         until(lambda: rows(browser, "tasks"), "the spout's tasks")

@@ -13,6 +13,7 @@ API, so the page shows what the API shows.
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import os
@@ -39,10 +40,14 @@ from sparkstorm.control.drpc import DRPCServer
 from sparkstorm.control.history import WINDOWS, History
 from sparkstorm.errors import DRPCExecutionError
 from sparkstorm.tasks.process_usage import ProcessUsage
+from sparkstorm.tasks.stacks import thread_stacks
 from sparkstorm.topology.plan import Plan
 from sparkstorm.urls import redacted
 
 ACTIVATE, DEACTIVATE, KILL, REBALANCE = "activate", "deactivate", "kill", "rebalance"
+STACKS = "stacks"
+STACKS_WAIT_SECS = 10.0
+"""How long a stack dump of a worker may take to come back."""
 TRIDENT_METRIC = "trident"
 """The metric a Trident coordinator reports its batches in (``trident/watching.py``)."""
 
@@ -54,7 +59,8 @@ class Command(NamedTuple):
     wait: float | None = None
     """Kill and rebalance: the longest the drain may last, in seconds."""
     workers: int | None = None
-    """Rebalance: how many workers to place the tasks over (None: as many as now)."""
+    """Rebalance: how many workers to place the tasks over (None: as many as now).
+    Stacks: the worker to dump the threads of."""
 
 
 @dataclass
@@ -85,6 +91,8 @@ class Snapshot:
     """The driver's process: memory, CPU time, when the run started."""
     errors_let_go: int = 0
     """Occurrences of errors the run no longer keeps (see ``KeptErrors``)."""
+    stacks: dict[int, tuple[float, str]] = field(default_factory=dict)
+    """The continuous mode: per worker, its latest dump of its threads (when, text)."""
     taken: float = field(default_factory=time.time)
 
 
@@ -628,6 +636,48 @@ class _Handlers:
             )
         return workers
 
+    async def stacks(self, request: Request) -> JSONResponse:
+        """Storm's jstack for a Python worker: every thread of its process, with its stack.
+
+        ``driver`` is the driver's process (the local engine's tasks, the superstep mode's
+        spouts); a number is a continuous worker, asked through the driver's loop.
+        """
+        if (problem := self.known(request) or self.allowed(request)) is not None:
+            return problem
+        raw, snap = request.path_params["worker"], self.control.snapshot
+        if raw == "driver":
+            return JSONResponse(
+                {
+                    "worker": "driver",
+                    "host": HOST,
+                    "pid": os.getpid(),
+                    "taken": time.time(),
+                    "stacks": thread_stacks(),
+                }
+            )
+        workers = {str(w["worker"]): w for w in snap.workers}
+        if raw not in workers:
+            known = ", ".join(["driver", *workers])
+            return _error(404, f"dumpstack/{raw}: no such worker here; ask for one of: {known}")
+        worker, asked = int(raw), time.time()
+        self.control.commands.put(Command(STACKS, workers=worker))
+        deadline = time.monotonic() + STACKS_WAIT_SECS
+        while time.monotonic() < deadline:
+            taken, text = self.control.snapshot.stacks.get(worker, (0.0, ""))
+            if taken >= asked:
+                row = workers[raw]
+                return JSONResponse(
+                    {
+                        "worker": worker,
+                        "host": row["host"],
+                        "pid": row["pid"],
+                        "taken": taken,
+                        "stacks": text,
+                    }
+                )
+            await asyncio.sleep(0.05)
+        return _error(504, f"worker {worker} sent no stack dump within {STACKS_WAIT_SECS:g}s")
+
     async def drpc(self, request: Request) -> Response:
         """Storm's DRPC over HTTP: the body is the arguments; the answer, the result's JSON."""
         if (problem := self.known(request) or self.allowed(request)) is not None:
@@ -679,6 +729,7 @@ def build_app(control: Control) -> Starlette:
             Route(base + "/{name}/kill/{wait}", h.operation(KILL), methods=["POST"]),
             Route(base + "/{name}/rebalance/{wait}", h.operation(REBALANCE), methods=["POST"]),
             Route(base + "/{name}/drpc/{function}", h.drpc, methods=["POST"]),
+            Route(base + "/{name}/profiling/dumpstack/{worker}", h.stacks, methods=["POST"]),
             Route("/", h.page),
             Route("/component/{component}", h.page),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),

@@ -31,7 +31,15 @@ from sparkstorm.control.metrics_consumers import MetricsConsumers
 from sparkstorm.control.restarts import RestartStrategy
 from sparkstorm.control.submit import submitted
 from sparkstorm.engines.continuous.driver import ContinuousEngine, WorkersLost
-from sparkstorm.engines.continuous.worker import EPOCH, FEED, SYSTEM, TIME, DriverFed, WorkerReport
+from sparkstorm.engines.continuous.worker import (
+    EPOCH,
+    FEED,
+    STACKS,
+    SYSTEM,
+    TIME,
+    DriverFed,
+    WorkerReport,
+)
 from sparkstorm.errors import SparkStormError
 from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.reliability.debug import DEBUG_LOG
@@ -98,6 +106,8 @@ class ContinuousRuntime:
         self._lost_stats: list[TaskStats] = []
         """Statistics of the tasks of stage attempts that were lost (they add up)."""
         self.reports: dict[int, WorkerReport] = {}
+        self.stacks: dict[int, tuple[float, str]] = {}
+        """Per worker, the latest dump of its threads the operator asked for: (when, text)."""
         self._usage_marks: dict[int, tuple[ProcessUsage, ProcessUsage]] = {}
         """Per worker, two usages at least :data:`CPU_SHARE_SECS` apart, the newer at
         most that old: its CPU share is measured from the older."""
@@ -327,6 +337,8 @@ class ContinuousRuntime:
         self.reports[report.worker] = report
         if report.usage is not None:
             self._mark_usage(report.worker, report.usage)
+        if report.stacks is not None:
+            self.stacks[report.worker] = (time.time(), report.stacks)
         self.supersteps_run = sum(r.turns for r in self.reports.values())
         for error in report.errors:
             self._keep(error)
@@ -335,6 +347,10 @@ class ContinuousRuntime:
         self.captured.add(report.captured)
         for key, outcomes in report.fed.items():
             self._fed[key][0].record(outcomes)
+
+    def ask_stacks(self, worker: int) -> None:
+        """Ask ``worker`` for a dump of its threads (in :attr:`stacks` once it came)."""
+        self.engine.command((STACKS,), worker)
 
     def _mark_usage(self, worker: int, usage: ProcessUsage) -> None:
         older, newer = self._usage_marks.get(worker, (usage, usage))

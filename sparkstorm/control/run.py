@@ -377,13 +377,14 @@ def _publish(server: ControlServer, runtime: Runtime, status: str | None = None)
         restart_count=runtime.restarts.count,
         topology_secs=runtime.now(),
         driver=usage(control.started),
+        stacks=dict(runtime.stacks) if isinstance(runtime, ContinuousRuntime) else {},
         errors_let_go=runtime.errors.dropped,
     )
 
 
 def _obey(server: ControlServer, runtime: Runtime, stop: threading.Event) -> None:
     """Apply the commands the API received, between two supersteps."""
-    from sparkstorm.control.api import ACTIVATE, DEACTIVATE, KILL, REBALANCE
+    from sparkstorm.control.api import ACTIVATE, DEACTIVATE, KILL, REBALANCE, STACKS
 
     commands = server.control.commands
     while not commands.empty():
@@ -395,6 +396,8 @@ def _obey(server: ControlServer, runtime: Runtime, stop: threading.Event) -> Non
         elif action == KILL:
             server.control.kill_wait = wait
             stop.set()
+        elif action == STACKS and isinstance(runtime, ContinuousRuntime) and workers is not None:
+            runtime.ask_stacks(workers)
         elif action == REBALANCE and isinstance(runtime, ContinuousRuntime):
             _publish(server, runtime, "REBALANCING")
             try:

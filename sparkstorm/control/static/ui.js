@@ -258,6 +258,7 @@ function showTopology(topology) {
   fill(document.getElementById("bolts"), BOLT_COLUMNS, topology.bolts, true);
   const workers = topology.workers || [];
   document.getElementById("workers-section").hidden = workers.length === 0;
+  stackTargets(workers);
   fill(document.getElementById("workers"), WORKER_COLUMNS,
     workers.map((w) => ({ ...w, pid: String(w.pid), tasks: w.tasks.join(", "), uptime: duration(w.uptimeSecs) })), false);
   const restarts = topology.restarts || [];
@@ -276,6 +277,7 @@ function showTopology(topology) {
 
 function showComponent(detail, mode) {
   const spout = detail.componentType === "spout";
+  document.getElementById("profiling-section").hidden = true;  // the topology's page has it
   document.getElementById(spout ? "bolts-section" : "spouts-section").hidden = true;
   fill(document.getElementById(spout ? "spouts" : "bolts"), spout ? spoutColumns(mode) : BOLT_COLUMNS, [detail], false);
   document.getElementById("topology-stats-section").hidden = false;
@@ -439,23 +441,57 @@ async function refresh() {
 }
 
 // A control route; off loopback it needs the token, asked once and kept for the tab.
-async function operate(action, suffix) {
-  const path = `${API}/${name}/${action}${suffix || ""}`;
+// The answer, or null when the operator gave no token.
+async function post(path) {
   for (;;) {
     const token = sessionStorage.getItem("sparkstorm-token");
     const headers = token ? { Authorization: "Bearer " + token } : {};
-    const response = await fetch(path, { method: "POST", headers });
-    if (response.status === 401) {
-      const given = prompt("This topology's control routes need its token (the 'token:' line where the run started, or the run's file on the driver's machine):");
-      if (!given) return;
-      sessionStorage.setItem("sparkstorm-token", given);
-      continue;
-    }
-    if (!response.ok) alert(`${action} failed: ${(await response.json()).error}`);
-    killed = killed || (response.ok && action === "kill");
-    break;
+    const response = await fetch(`${API}/${name}/${path}`, { method: "POST", headers });
+    if (response.status !== 401) return response;
+    const given = prompt("This topology's control routes need its token (the 'token:' line where the run started, or the run's file on the driver's machine):");
+    if (!given) return null;
+    sessionStorage.setItem("sparkstorm-token", given);
   }
+}
+
+async function operate(action, suffix) {
+  const response = await post(action + (suffix || ""));
+  if (response === null) return;
+  if (!response.ok) alert(`${action} failed: ${(await response.json()).error}`);
+  killed = killed || (response.ok && action === "kill");
   refresh();
+}
+
+// Storm's jstack: the threads of the driver's or a worker's process, shown and downloadable.
+async function dumpStacks() {
+  const target = document.getElementById("stack-target").value;
+  const response = await post(`profiling/dumpstack/${encodeURIComponent(target)}`);
+  if (response === null) return;
+  const answer = await response.json();
+  if (!response.ok) {
+    alert(`stack dump failed: ${answer.error}`);
+    return;
+  }
+  const where = answer.worker === "driver" ? "the driver" : `worker ${answer.worker}`;
+  document.getElementById("stacks-title").textContent = `${where} (${answer.host}, process ${answer.pid})`;
+  document.getElementById("stacks").textContent = answer.stacks;
+  const link = document.getElementById("stacks-download");
+  URL.revokeObjectURL(link.href);
+  link.href = URL.createObjectURL(new Blob([answer.stacks], { type: "text/plain" }));
+  link.download = `${name}-stacks-${answer.worker}.txt`;
+  document.getElementById("stacks-result").hidden = false;
+}
+
+// The processes a stack dump can be taken of: the driver, and each continuous worker.
+function stackTargets(workers) {
+  const select = document.getElementById("stack-target");
+  const wanted = ["driver", ...workers.map((w) => String(w.worker))];
+  if ([...select.options].map((o) => o.value).join() === wanted.join()) return;
+  const chosen = select.value;
+  select.replaceChildren(...wanted.map((value) => Object.assign(document.createElement("option"), {
+    value, textContent: value === "driver" ? "the driver" : `worker ${value}`,
+  })));
+  if (wanted.includes(chosen)) select.value = chosen;
 }
 
 document.getElementById("activate").addEventListener("click", () => {
@@ -468,6 +504,7 @@ document.getElementById("kill").addEventListener("click", () => {
   const wait = prompt(`Kill topology ${name}? Seconds to let what is in flight complete:`, "30");
   if (wait !== null) operate("kill", "/" + encodeURIComponent(wait.trim() || "30"));
 });
+document.getElementById("dump-stacks").addEventListener("click", dumpStacks);
 document.getElementById("window").addEventListener("change", keepView);
 document.getElementById("system").addEventListener("change", keepView);
 

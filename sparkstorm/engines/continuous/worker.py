@@ -53,6 +53,7 @@ from sparkstorm.tasks.gc_tuning import fewer_collections
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.process_usage import ProcessUsage, usage
 from sparkstorm.tasks.spout_task import SpoutTask
+from sparkstorm.tasks.stacks import thread_stacks
 from sparkstorm.tasks.task_runner import BoltTask
 from sparkstorm.tasks.task_state import snapshot
 from sparkstorm.tasks.ticks import due, tickers_for
@@ -91,6 +92,8 @@ spouts, take the new generation, roll ``tasks`` back to ``txid``."""
 FAIL_PENDING = "fail_pending"
 """``(FAIL_PENDING, reason)``: fail the spouts' pending trees and resume them (every
 worker has taken the rollback's generation)."""
+STACKS = "stacks"
+"""``(STACKS,)``: a dump of the worker's threads, in the report at the end of this turn."""
 
 
 @runtime_checkable
@@ -159,6 +162,8 @@ class WorkerReport:
     ``committed_sources``), in the report after it."""
     usage: ProcessUsage | None = None
     """The worker's process: memory, CPU time, when the worker started."""
+    stacks: str | None = None
+    """A dump of the worker process's threads, when the driver asked for one."""
 
 
 @dataclass
@@ -233,6 +238,7 @@ class Worker:
         self._unread = False
         self.handled = 0
         self._probe = -1
+        self._stacks: str | None = None
         self.fed: dict[str, DriverFed] = {}
         for spout in self.spouts.values():
             if isinstance(spout.spout, DriverFed):
@@ -329,7 +335,7 @@ class Worker:
         ran = self._run_bolts(now)
         emitted = self._run_spouts(now)
         self._flush()
-        if self._probe >= 0 or time.monotonic() >= self._next_report:
+        if self._probe >= 0 or self._stacks or time.monotonic() >= self._next_report:
             self._report()
         return bool(got or ran or emitted)
 
@@ -362,6 +368,8 @@ class Worker:
                 self._roll_back(*command[1:])
             elif command[0] == FAIL_PENDING:
                 self._fail_pending(*command[1:])
+            elif command[0] == STACKS:  # sent at the end of this turn
+                self._stacks = thread_stacks()
 
     def _system(self, action: str, txid: float, tasks: list[int]) -> None:
         """A checkpoint instruction: to the local ``tasks``, ahead of what waits for them."""
@@ -544,8 +552,9 @@ class Worker:
             self.dropped,
             self._sealed,
             usage(self.started),
+            self._stacks,
         )
-        self._probe, self._sealed = -1, None
+        self._probe, self._sealed, self._stacks = -1, None, None
         self.control.send(pickle.dumps(report, protocol=5))
         self.errors, self.debug = [], []
         self.captured.clear()  # in place: the spouts' collectors append to this list
