@@ -132,6 +132,28 @@ def test_the_api_shows_a_running_topology_and_controls_it(engine, request):
     assert "control/run.py" in dump["stacks"]
     nobody = live.http.post(f"/api/v1/topology/{live.name}/profiling/dumpstack/7")
     assert nobody.status_code == 404 and "ask for one of: driver" in nobody.json()["error"]
+    # Storm UI's Debug: a component's acks sampled into the event log, then stopped
+    assert live.get(f"/{live.name}")["debug"] is False
+    base = f"/api/v1/topology/{live.name}/component/ack/debug"
+    assert live.http.post(f"{base}/enable/100").json()["samplingPct"] == 100
+    live.until(lambda: len(live.get(f"/{live.name}/component/ack")["debugEvents"]) >= 20, "lines")
+    ack = live.get(f"/{live.name}/component/ack")
+    assert ack["debug"] is True and ack["samplingPct"] == 100
+    assert all(e["line"].startswith("BOLT ack TASK: ") for e in ack["debugEvents"])
+    assert live.get(f"/{live.name}")["samplingPct"] == 100  # the topology's: its largest
+    assert live.http.post(f"{base}/disable/100").status_code == 200
+    live.until(lambda: not live.get(f"/{live.name}/component/ack")["debug"], "debug off")
+    time.sleep(1.0)  # the lines noted before the stop arrive
+    stopped = live.get(f"/{live.name}")["debugEvents"][-1]
+    time.sleep(1.0)
+    assert live.get(f"/{live.name}")["debugEvents"][-1] == stopped  # no line since
+    for path, code, words in [
+        (f"{base}/enable/0", 400, "in (0, 100]"),
+        (f"{base}/start/10", 400, "enable or disable"),
+        (f"/api/v1/topology/{live.name}/component/nope/debug/enable/5", 404, "no component"),
+    ]:
+        answer = live.http.post(path)
+        assert answer.status_code == code and words in answer.json()["error"], answer.text
     live.until(lambda: len(live.get(f"/{live.name}/timeseries")["time"]) >= 2, "2 samples")
     recent = live.get(f"/{live.name}?window=600")
     assert recent["window"] == "600" and 0 < recent["spouts"][0]["acked"] <= live.acked()
@@ -237,7 +259,7 @@ def test_off_loopback_the_control_routes_need_the_token():
             assert (
                 http.post("/api/v1/topology/guarded/deactivate", headers=right).status_code == 200
             )
-            assert control.commands.get_nowait() == ("deactivate", None, None)
+            assert control.commands.get_nowait().action == "deactivate"
     finally:
         server.stop()
 

@@ -352,11 +352,11 @@ def test_the_page_shows_the_continuous_workers_and_their_checkpoints(browser, sp
         assert summary["mode"] == "continuous" and summary["workersTotal"] == 2
         # Storm's jstack for a worker: through the API, then from the page
         for worker in api["workers"]:
-            answer = live.http.post(
+            response = live.http.post(
                 f"/api/v1/topology/web-workers/profiling/dumpstack/{worker['worker']}"
             )
-            dump = answer.json()
-            assert answer.status_code == 200, dump
+            dump = response.json()
+            assert response.status_code == 200, dump
             assert (dump["host"], dump["pid"]) == (worker["host"], worker["pid"])
             assert "continuous/worker.py" in dump["stacks"]  # the worker's own loop
         until(
@@ -367,6 +367,17 @@ def test_the_page_shows_the_continuous_workers_and_their_checkpoints(browser, sp
         browser.find_element(By.ID, "dump-stacks").click()
         until(lambda: "continuous/worker.py" in (text_of(browser, "#stacks") or ""), "the dump")
         assert text_of(browser, "#stacks-title").startswith("worker 1 (")
+        # Storm UI's Debug from a component's page: its acks into the event log, then off
+        browser.get(live.url + "/component/count")
+        until(lambda: text_of(browser, "#debug") == "Debug", "the Debug button")
+        browser.find_element(By.ID, "debug").click()
+        answer(browser, "Debug component count", keys="100")
+        until(lambda: len(rows(browser, "events")) >= 5, "events in the log")
+        assert all(r["line"].startswith("BOLT ack TASK: ") for r in rows(browser, "events"))
+        until(lambda: text_of(browser, "#debug") == "Stop debug (100%)", "the button's new role")
+        browser.find_element(By.ID, "debug").click()
+        answer(browser, "Stop debugging component count?")
+        live.until(lambda: not live.get("/web-workers/component/count")["debug"], "debug off")
         # a spout's tasks: Storm's spout executor columns, not a bolt's
         browser.get(live.url + "/component/numbers")
         until(lambda: rows(browser, "tasks"), "the spout's tasks")

@@ -45,7 +45,9 @@ from sparkstorm.topology.plan import Plan
 from sparkstorm.urls import redacted
 
 ACTIVATE, DEACTIVATE, KILL, REBALANCE = "activate", "deactivate", "kill", "rebalance"
-STACKS = "stacks"
+STACKS, DEBUG = "stacks", "debug"
+DEBUG_EVENTS = 200
+"""The latest debug lines the topology's answer lists."""
 STACKS_WAIT_SECS = 10.0
 """How long a stack dump of a worker may take to come back."""
 TRIDENT_METRIC = "trident"
@@ -61,6 +63,10 @@ class Command(NamedTuple):
     workers: int | None = None
     """Rebalance: how many workers to place the tasks over (None: as many as now).
     Stacks: the worker to dump the threads of."""
+    component: str | None = None
+    """Debug: the component (None: every one)."""
+    percent: float = 0.0
+    """Debug: the sampling percentage (0: off)."""
 
 
 @dataclass
@@ -93,6 +99,10 @@ class Snapshot:
     """Occurrences of errors the run no longer keeps (see ``KeptErrors``)."""
     stacks: dict[int, tuple[float, str]] = field(default_factory=dict)
     """The continuous mode: per worker, its latest dump of its threads (when, text)."""
+    debug_shares: dict[str, float] = field(default_factory=dict)
+    """Storm UI's Debug: each component's share of calls noted."""
+    debug_events: list[tuple[float, str]] = field(default_factory=list)
+    """The latest debug lines, with when the driver got them."""
     taken: float = field(default_factory=time.time)
 
 
@@ -420,6 +430,19 @@ def _component_windows(control: Control, component: str, spout: bool) -> list[di
     return rows
 
 
+def _debug_of(shares: Any) -> dict[str, Any]:
+    """Storm UI's ``debug`` and ``samplingPct``: on where any share is, at the largest."""
+    largest = max(shares, default=0.0)
+    return {"debug": largest > 0, "samplingPct": round(100 * largest, 3)}
+
+
+def _events_of(snap: Snapshot, component: str) -> list[dict[str, Any]]:
+    """The latest debug lines about ``component``: its emits, and its tasks' acks and fails."""
+    marks = [f" {component} "] + [f"TASK: {t['task']} " for t in snap.tasks.get(component, [])]
+    mine = [(at, line) for at, line in snap.debug_events if any(m in line for m in marks)]
+    return [{"at": round(at, 3), "line": line} for at, line in mine[-DEBUG_EVENTS:]]
+
+
 def is_system(component: str) -> bool:
     """Storm's system components (``__acker``, ``__system``), hidden unless asked for."""
     return component.startswith("__")
@@ -534,6 +557,11 @@ class _Handlers:
                 "spouts": [r for r in rows if "spoutId" in r],
                 "bolts": [r for r in rows if "boltId" in r],
                 "errors": errors[-LATEST_ERRORS:],
+                **_debug_of(self.control.snapshot.debug_shares.values()),
+                "debugEvents": [
+                    {"at": round(at, 3), "line": line}
+                    for at, line in self.control.snapshot.debug_events[-DEBUG_EVENTS:]
+                ],
                 "workers": self.control.snapshot.workers,
                 "slots": self.control.snapshot.slots,
                 "restartCount": self.control.snapshot.restart_count,
@@ -567,6 +595,8 @@ class _Handlers:
                 "window": name,
                 **_component(self.control, cid, row, figures),
                 "windows": _component_windows(self.control, cid, row.get("kind") == "spout"),
+                **_debug_of([self.control.snapshot.debug_shares.get(cid, 0.0)]),
+                "debugEvents": _events_of(self.control.snapshot, cid),
                 "outputStats": _output_stats(row),
                 "inputStats": _input_stats(row),
                 "executorStats": [
@@ -635,6 +665,40 @@ class _Handlers:
                 f"so ask for 1 to {slots} (one slot per worker)",
             )
         return workers
+
+    async def debug(self, request: Request) -> JSONResponse:
+        """Storm UI's Debug: sample a percentage of the components' calls, or stop.
+
+        ``enable`` or ``disable``, for every component or for one
+        (``.../component/ID/debug/...``); the lines go to the event log.
+        """
+        if (problem := self.known(request) or self.allowed(request)) is not None:
+            return problem
+        action, raw = request.path_params["action"], request.path_params["spct"]
+        component = request.path_params.get("component")
+        if component is not None and component not in self.control.snapshot.debug_shares:
+            names = ", ".join(sorted(self.control.snapshot.debug_shares))
+            return _error(404, f"debug: no component {component!r} to debug ({names})")
+        if action not in ("enable", "disable"):
+            return _error(400, f"debug/{action}: the action is enable or disable")
+        try:
+            percent = float(raw)
+        except ValueError:
+            percent = -1.0
+        if not 0 < percent <= 100:
+            return _error(400, f"debug/{action}/{raw}: the sampling percentage is in (0, 100]")
+        shown = percent if action == "enable" else 0.0
+        self.control.commands.put(Command(DEBUG, component=component, percent=shown))
+        return JSONResponse(
+            {
+                "topologyOperation": "debug",
+                "topologyId": self.control.name,
+                "status": "success",
+                "component": component,
+                "debug": action == "enable",
+                "samplingPct": shown,
+            }
+        )
 
     async def stacks(self, request: Request) -> JSONResponse:
         """Storm's jstack for a Python worker: every thread of its process, with its stack.
@@ -730,6 +794,12 @@ def build_app(control: Control) -> Starlette:
             Route(base + "/{name}/rebalance/{wait}", h.operation(REBALANCE), methods=["POST"]),
             Route(base + "/{name}/drpc/{function}", h.drpc, methods=["POST"]),
             Route(base + "/{name}/profiling/dumpstack/{worker}", h.stacks, methods=["POST"]),
+            Route(base + "/{name}/debug/{action}/{spct}", h.debug, methods=["POST"]),
+            Route(
+                base + "/{name}/component/{component}/debug/{action}/{spct}",
+                h.debug,
+                methods=["POST"],
+            ),
             Route("/", h.page),
             Route("/component/{component}", h.page),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),

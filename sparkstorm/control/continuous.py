@@ -26,12 +26,14 @@ from sparkstorm.config import (
 from sparkstorm.control.captures import Captures
 from sparkstorm.control.clock import Clock, SimulatedClock
 from sparkstorm.control.continuous_checkpoints import ContinuousCheckpoints
+from sparkstorm.control.debugging import Debugging
 from sparkstorm.control.kept_errors import KeptErrors
 from sparkstorm.control.metrics_consumers import MetricsConsumers
 from sparkstorm.control.restarts import RestartStrategy
 from sparkstorm.control.submit import submitted
 from sparkstorm.engines.continuous.driver import ContinuousEngine, WorkersLost
 from sparkstorm.engines.continuous.worker import (
+    DEBUG,
     EPOCH,
     FEED,
     STACKS,
@@ -42,7 +44,6 @@ from sparkstorm.engines.continuous.worker import (
 )
 from sparkstorm.errors import SparkStormError
 from sparkstorm.reliability.base_collector import ReportedError
-from sparkstorm.reliability.debug import DEBUG_LOG
 from sparkstorm.tasks.metrics import TaskStats, by_component, by_task, progress
 from sparkstorm.tasks.process_usage import ProcessUsage, usage_row
 from sparkstorm.tasks.profile import Profile
@@ -90,6 +91,8 @@ class ContinuousRuntime:
         """The API's address for people, and its token when off loopback (it is needed)."""
         self.errors = KeptErrors()
         """The tasks' errors: the first and the latest (``control/kept_errors``)."""
+        self.debugging = Debugging(self.plan)
+        """Storm UI's Debug: the components' debug shares and the latest lines noted."""
         self.captured = Captures(self.conf[SPARKSTORM_CAPTURE_MAX_VALUES])
         """Captured components' emits, the latest of each stream (``control/captures``)."""
         self.profile = Profile()
@@ -342,11 +345,14 @@ class ContinuousRuntime:
         self.supersteps_run = sum(r.turns for r in self.reports.values())
         for error in report.errors:
             self._keep(error)
-        for line in report.debug:
-            DEBUG_LOG.info("%s", line)
+        self.debugging.note(report.debug)
         self.captured.add(report.captured)
         for key, outcomes in report.fed.items():
             self._fed[key][0].record(outcomes)
+
+    def set_debug(self, component: str | None, percent: float) -> None:
+        """Storm UI's Debug: sample ``percent`` of a component's calls (None: all's)."""
+        self.engine.command((DEBUG, self.debugging.set(component, percent)))
 
     def ask_stacks(self, worker: int) -> None:
         """Ask ``worker`` for a dump of its threads (in :attr:`stacks` once it came)."""

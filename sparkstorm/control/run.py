@@ -378,17 +378,19 @@ def _publish(server: ControlServer, runtime: Runtime, status: str | None = None)
         topology_secs=runtime.now(),
         driver=usage(control.started),
         stacks=dict(runtime.stacks) if isinstance(runtime, ContinuousRuntime) else {},
+        debug_shares=dict(runtime.debugging.shares),
+        debug_events=list(runtime.debugging.events),
         errors_let_go=runtime.errors.dropped,
     )
 
 
 def _obey(server: ControlServer, runtime: Runtime, stop: threading.Event) -> None:
     """Apply the commands the API received, between two supersteps."""
-    from sparkstorm.control.api import ACTIVATE, DEACTIVATE, KILL, REBALANCE, STACKS
+    from sparkstorm.control.api import ACTIVATE, DEACTIVATE, DEBUG, KILL, REBALANCE, STACKS
 
     commands = server.control.commands
     while not commands.empty():
-        action, wait, workers = commands.get_nowait()
+        action, wait, workers, component, percent = commands.get_nowait()
         if action == ACTIVATE:
             runtime.activate()
         elif action == DEACTIVATE:
@@ -396,6 +398,8 @@ def _obey(server: ControlServer, runtime: Runtime, stop: threading.Event) -> Non
         elif action == KILL:
             server.control.kill_wait = wait
             stop.set()
+        elif action == DEBUG:
+            runtime.set_debug(component, percent)
         elif action == STACKS and isinstance(runtime, ContinuousRuntime) and workers is not None:
             runtime.ask_stacks(workers)
         elif action == REBALANCE and isinstance(runtime, ContinuousRuntime):

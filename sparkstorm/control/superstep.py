@@ -32,6 +32,7 @@ from sparkstorm.control.batch_sizing import SpoutBatchSizer
 from sparkstorm.control.captures import Captures
 from sparkstorm.control.checkpoints import Checkpoints
 from sparkstorm.control.clock import Clock
+from sparkstorm.control.debugging import Debugging
 from sparkstorm.control.kept_errors import KeptErrors
 from sparkstorm.control.metrics_consumers import MetricsConsumers
 from sparkstorm.control.restarts import RestartStrategy
@@ -39,7 +40,7 @@ from sparkstorm.control.submit import submitted
 from sparkstorm.engines.base import Engine
 from sparkstorm.engines.wire import StepResult
 from sparkstorm.reliability.base_collector import ErrorThrottle, ReportedError
-from sparkstorm.reliability.debug import DEBUG_LOG
+from sparkstorm.reliability.debug import apply_debug
 from sparkstorm.tasks.gc_tuning import fewer_collections
 from sparkstorm.tasks.metrics import TaskStats, by_component, by_task
 from sparkstorm.tasks.profile import Profile
@@ -86,6 +87,8 @@ class TopologyRuntime:
         """The REST API's address, when the run serves one."""
         self.errors = KeptErrors()
         """The tasks' errors: the first and the latest (``control/kept_errors``)."""
+        self.debugging = Debugging(self.plan)
+        """Storm UI's Debug: the components' debug shares and the latest lines noted."""
         self.captured = Captures(self.conf[SPARKSTORM_CAPTURE_MAX_VALUES])
         """Captured components' emits, the latest of each stream (``control/captures``)."""
         self.bolt_stats: dict[int, TaskStats] = {}
@@ -304,8 +307,13 @@ class TopologyRuntime:
 
     def _note(self, debug: list[str]) -> None:
         """Log the tasks' ``topology.debug`` lines here, on the driver, as they arrive."""
-        for line in debug:
-            DEBUG_LOG.info("%s", line)
+        self.debugging.note(debug)
+
+    def set_debug(self, component: str | None, percent: float) -> None:
+        """Storm UI's Debug: sample ``percent`` of a component's calls (None: all's)."""
+        shares = self.debugging.set(component, percent)
+        apply_debug(self.spouts, shares)
+        self.engine.set_debug(shares)
 
     def discard_pending(
         self, reason: FailReason, culprits: dict[int, FailReason] | None = None

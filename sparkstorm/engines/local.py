@@ -22,6 +22,7 @@ from sparkstorm.config import (
 from sparkstorm.engines.rows import KIND_TUPLES, RowCodec, new_columns
 from sparkstorm.engines.wire import Captured, StepResult
 from sparkstorm.reliability.base_collector import ReportedError
+from sparkstorm.reliability.debug import apply_debug
 from sparkstorm.tasks.hops import run_in_hops
 from sparkstorm.tasks.profile import Profile
 from sparkstorm.tasks.task_runner import BoltTask
@@ -51,6 +52,10 @@ class LocalEngine:
         self.master: str | None = None
         self.ui_url: str | None = None
         self.log_file: Path | None = None
+
+    def set_debug(self, shares: dict[str, float]) -> None:
+        """Storm UI's Debug: note this share of each component's calls."""
+        apply_debug(self._tasks, shares)
 
     def call_under_way(self) -> tuple[str, Any] | None:
         """The running task's call (see ``BoltTask.call_under_way``), or None."""

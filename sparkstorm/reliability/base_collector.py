@@ -9,6 +9,7 @@ nothing outside ``reliability/`` touches a collector's private members.
 
 from __future__ import annotations
 
+import random
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -82,13 +83,25 @@ Captured = list[tuple[str, str, list[Any]]]
 """(component, stream, values) of every user emit, when the topology is captured."""
 
 
+class Notes(list[str]):
+    """A task's debug lines; a ``share`` of its calls are noted (Storm's sampling %)."""
+
+    def __init__(self, share: float = 1.0) -> None:
+        super().__init__()
+        self.share = share
+
+    def sampled(self) -> bool:
+        """Whether to note this call."""
+        return self.share >= 1.0 or random.random() < self.share
+
+
 class BaseCollector:
     """What both collectors share: routes, output rows, ids, counters, errors.
 
     Implements :class:`TaskSide`; the user-facing methods are the subclasses'.
     """
 
-    debug: list[str] | None = None
+    debug: Notes | None = None
     """With ``topology.debug``, a line per emit, ack and fail (see ``reliability/debug.py``)."""
 
     def __init__(self, plan: Plan, task_id: int) -> None:
@@ -166,9 +179,11 @@ class BaseCollector:
         if self.errors:
             errors.extend(self.errors)
             self.errors.clear()
-        if self.debug:
+        if self.debug is not None:
             debug.extend(self.debug)
             self.debug.clear()
+            if self.debug.share <= 0:  # debug turned off: these were the last lines
+                self.debug = None
 
     def _route(self, stream: str, values: Sequence[Any], direct: bool) -> StreamRoute:
         route = self._routes.get(stream)

@@ -303,7 +303,7 @@ class SpoutTask:
         self.stats.acked += 1
         if stream is not None:
             self._outcomes_of(stream)[0] += 1
-        if self.collector.debug is not None:
+        if self.collector.debug is not None and self.collector.debug.sampled():
             self.collector.debug.append(f"SPOUT Acking message {msg_id!r}")
         self.guarded(self.spout.ack, msg_id)
         if self.hooks is not None:  # after the spout's, as Storm's
@@ -322,7 +322,7 @@ class SpoutTask:
             self._outcomes_of(stream)[1] += 1
         kinds = self.stats.fail_reasons
         kinds[reason.kind] = kinds.get(reason.kind, 0) + 1
-        if self.collector.debug is not None:
+        if self.collector.debug is not None and self.collector.debug.sampled():
             self.collector.debug.append(f"SPOUT Failing {msg_id!r}: {reason}")
         if self._fail_takes_reason:
             self.guarded(self.spout.fail, msg_id, reason)

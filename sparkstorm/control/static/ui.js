@@ -62,6 +62,7 @@ const WORKER_COLUMNS = [
 ];
 // Lost workers (continuous mode) or supersteps, and the restarts they led to.
 const RESTART_COLUMNS = [["when", "Time"], ["worker", "Worker"], ["host", "Host"], ["delaySecs", "Waited s"], ["reason", "Why"]];
+const EVENT_COLUMNS = [["n", "#"], ["time", "Time"], ["line", "Event"]];
 const ERROR_COLUMNS = [
   ["time", "Time"], ["component", "Component"], ["task", "Task"], ["worker", "Worker"], ["host", "Host"],
   ["count", "Count"], ["error", "Error"],
@@ -247,6 +248,29 @@ function drawGraph(graph, rows, rates) {
   }
 }
 
+// Storm UI's Debug: the button says what a click does; the event log shows the lines.
+let debugOn = false;
+function showDebug(answer) {
+  debugOn = answer.debug;
+  const button = document.getElementById("debug");
+  button.textContent = debugOn ? `Stop debug (${text(answer.samplingPct)}%)` : "Debug";
+  const events = answer.debugEvents || [];
+  document.getElementById("events-section").hidden = events.length === 0;
+  fill(document.getElementById("events"), EVENT_COLUMNS,
+    events.slice().reverse().map((e, i) => ({ n: String(events.length - i), time: clock({ at: e.at }), line: e.line })), false);
+}
+
+async function debug() {
+  const scope = component ? `component/${encodeURIComponent(component)}/` : "";
+  const what = component ? `component ${component}` : `topology ${name}`;
+  if (debugOn) {
+    if (confirm(`Stop debugging ${what}?`)) operate(`${scope}debug/disable`, "/100");
+    return;
+  }
+  const percent = prompt(`Debug ${what}: the percentage of its emits, acks and fails to sample into the event log:`, "10");
+  if (percent !== null) operate(`${scope}debug/enable`, "/" + encodeURIComponent(percent.trim() || "10"));
+}
+
 function spoutColumns(mode) {
   return mode === "superstep" ? [...SPOUT_COLUMNS.slice(0, 5), ["spoutBatch", "Batch"], ...SPOUT_COLUMNS.slice(5)] : SPOUT_COLUMNS;
 }
@@ -254,6 +278,7 @@ function spoutColumns(mode) {
 function showTopology(topology) {
   document.getElementById("topology-stats-section").hidden = false;
   fill(document.getElementById("topology-stats"), TOPOLOGY_STATS_COLUMNS, topology.topologyStats, false);
+  showDebug(topology);
   fill(document.getElementById("spouts"), spoutColumns(topology.mode), topology.spouts, true);
   fill(document.getElementById("bolts"), BOLT_COLUMNS, topology.bolts, true);
   const workers = topology.workers || [];
@@ -292,6 +317,7 @@ function showComponent(detail, mode) {
   document.getElementById("tasks-section").hidden = false;
   fill(document.getElementById("tasks"), spout ? SPOUT_TASK_COLUMNS : TASK_COLUMNS, detail.executorStats, false);
   showErrors(detail.componentErrors, detail.errorsTotal);
+  showDebug(detail);
 }
 
 // The latest errors first, each with the worker and host it came from.
@@ -505,6 +531,7 @@ document.getElementById("kill").addEventListener("click", () => {
   if (wait !== null) operate("kill", "/" + encodeURIComponent(wait.trim() || "30"));
 });
 document.getElementById("dump-stacks").addEventListener("click", dumpStacks);
+document.getElementById("debug").addEventListener("click", debug);
 document.getElementById("window").addEventListener("change", keepView);
 document.getElementById("system").addEventListener("change", keepView);
 

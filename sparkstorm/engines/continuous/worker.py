@@ -46,6 +46,7 @@ from sparkstorm.engines.continuous.security import RunKeys
 from sparkstorm.engines.rows import RowCodec
 from sparkstorm.errors import SparkStormError
 from sparkstorm.reliability.base_collector import ReportedError
+from sparkstorm.reliability.debug import apply_debug
 from sparkstorm.reliability.ids import id_source
 from sparkstorm.state.stores import Sources
 from sparkstorm.tasks.committed_sources import CommittedSources, sealed_keys
@@ -92,6 +93,8 @@ spouts, take the new generation, roll ``tasks`` back to ``txid``."""
 FAIL_PENDING = "fail_pending"
 """``(FAIL_PENDING, reason)``: fail the spouts' pending trees and resume them (every
 worker has taken the rollback's generation)."""
+DEBUG = "debug"
+"""``(DEBUG, shares)``: note this share of each component's calls (Storm UI's Debug)."""
 STACKS = "stacks"
 """``(STACKS,)``: a dump of the worker's threads, in the report at the end of this turn."""
 
@@ -368,6 +371,9 @@ class Worker:
                 self._roll_back(*command[1:])
             elif command[0] == FAIL_PENDING:
                 self._fail_pending(*command[1:])
+            elif command[0] == DEBUG:
+                apply_debug(self.spouts, command[1])
+                apply_debug(self.bolts, command[1])
             elif command[0] == STACKS:  # sent at the end of this turn
                 self._stacks = thread_stacks()
 

@@ -106,6 +106,12 @@ class SparkEngine:
         """A call in an executor reported blocked, until its superstep ends."""
         self._cancelled: str | None = None
         self._listener: BlockedCallListener | None = None
+        self.debug_shares: dict[str, float] | None = None
+        """Storm UI's Debug, once an operator used it: each component's share noted."""
+
+    def set_debug(self, shares: dict[str, float]) -> None:
+        """Storm UI's Debug: each superstep's tasks note this share of their calls."""
+        self.debug_shares = dict(shares)
 
     def start(self, plan: Plan, seed: int, capture: frozenset[str]) -> None:
         """Create or take the session and ship the plan to the executors."""
@@ -270,6 +276,7 @@ class SparkEngine:
             now=now,
             capture=self.capture,
             watch=self._watch,
+            debug_shares=self.debug_shares,
         )
         out = (
             reduce(DataFrame.union, frames)

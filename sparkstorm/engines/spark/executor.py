@@ -47,6 +47,7 @@ from sparkstorm.engines.rows import (
 from sparkstorm.engines.spark.blocked_calls import BlockedCall, send_report
 from sparkstorm.engines.wire import Captured, PartitionReport
 from sparkstorm.reliability.base_collector import ReportedError
+from sparkstorm.reliability.debug import apply_debug
 from sparkstorm.tasks.gc_tuning import fewer_collections
 from sparkstorm.tasks.hops import run_in_hops
 from sparkstorm.tasks.profile import Profile
@@ -179,17 +180,22 @@ def run_partition(
     now: float,
     capture: frozenset[str],
     watch: tuple[str, int, float] | None = None,
+    debug_shares: dict[str, float] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Run every task whose rows are in this partition; yield what they emit.
 
     Called by Spark in a Python worker, once per partition per superstep. ``watch`` is
-    the driver's blocked-call listener (host, port) and the watchdog's limit.
+    the driver's blocked-call listener (host, port) and the watchdog's limit;
+    ``debug_shares``,
+    once an operator used Storm UI's Debug, each component's share of calls noted.
     """
     plan, codec, seed = _worker_plan(run_id, plan_bytes)
     if watch is not None:
         _watch(run_id, (watch[0], watch[1]), watch[2])
     with fewer_collections(plan.conf[SPARKSTORM_GC_GEN0_THRESHOLD]):
-        yield from _run_tasks(batches, plan, codec, seed, run_id, superstep, now, capture)
+        yield from _run_tasks(
+            batches, plan, codec, seed, run_id, superstep, now, capture, debug_shares
+        )
 
 
 def _run_tasks(
@@ -201,6 +207,7 @@ def _run_tasks(
     superstep: int,
     now: float,
     capture: frozenset[str],
+    debug_shares: dict[str, float] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     # One function on purpose: the partition's hot path, whose locals the ``run`` closure
     # that the hops call shares; split, each call would pass eight of them around.
@@ -237,6 +244,8 @@ def _run_tasks(
             inbox = inboxes.get(task_id)
             state = inbox.state if inbox is not None else None
             task = tasks[task_id] = _task_for(run_id, plan, seed, task_id, state)
+            if debug_shares is not None:
+                apply_debug({task_id: task}, debug_shares)
         capturing = captured if task.component_id in capture else None
         started = clock()
         try:
