@@ -383,6 +383,16 @@ def test_the_page_shows_the_continuous_workers_and_their_checkpoints(browser, sp
         until(lambda: rows(browser, "tasks"), "the spout's tasks")
         (spout_task,) = rows(browser, "tasks")
         assert "completeLatency" in spout_task and "executed" not in spout_task
+        # Storm's rebalance from the page: over one worker, every task on it
+        browser.get(live.url + "/")
+        button = browser.find_element(By.ID, "rebalance")  # shown once the page knows the slots
+        until(lambda: button.is_displayed() and button.is_enabled(), "the Rebalance button")
+        button.click()
+        answer(browser, "Rebalance topology web-workers over how many workers", keys="1")
+        live.until(lambda: len(live.get("/web-workers")["workers"]) == 1, "one worker", 90)
+        live.until(lambda: live.get("/web-workers")["status"] == "ACTIVE", "active again", 60)
+        (alone,) = live.get("/web-workers")["workers"]
+        assert len(alone["tasks"]) == api["tasksTotal"]
     finally:
         live.http.post("/api/v1/topology/web-workers/kill/5")
         live.thread.join(60)

@@ -12,6 +12,7 @@ const plots = {};
 let name = null;
 let status = null;
 let killed = false;
+let slots = null;
 
 const SPOUT_COLUMNS = [
   ["spoutId", "Id"], ["tasks", "Tasks"], ["emitted", "Emitted"], ["transferred", "Transferred"],
@@ -284,6 +285,9 @@ function showTopology(topology) {
   const workers = topology.workers || [];
   document.getElementById("workers-section").hidden = workers.length === 0;
   stackTargets(workers);
+  slots = topology.slots;
+  document.getElementById("rebalance").hidden = slots === null || slots === undefined;
+  document.getElementById("rebalance").disabled = status !== "ACTIVE";
   fill(document.getElementById("workers"), WORKER_COLUMNS,
     workers.map((w) => ({ ...w, pid: String(w.pid), tasks: w.tasks.join(", "), uptime: duration(w.uptimeSecs) })), false);
   const restarts = topology.restarts || [];
@@ -468,11 +472,11 @@ async function refresh() {
 
 // A control route; off loopback it needs the token, asked once and kept for the tab.
 // The answer, or null when the operator gave no token.
-async function post(path) {
+async function post(path, body) {
   for (;;) {
     const token = sessionStorage.getItem("sparkstorm-token");
     const headers = token ? { Authorization: "Bearer " + token } : {};
-    const response = await fetch(`${API}/${name}/${path}`, { method: "POST", headers });
+    const response = await fetch(`${API}/${name}/${path}`, { method: "POST", headers, body });
     if (response.status !== 401) return response;
     const given = prompt("This topology's control routes need its token (the 'token:' line where the run started, or the run's file on the driver's machine):");
     if (!given) return null;
@@ -480,8 +484,8 @@ async function post(path) {
   }
 }
 
-async function operate(action, suffix) {
-  const response = await post(action + (suffix || ""));
+async function operate(action, suffix, body) {
+  const response = await post(action + (suffix || ""), body);
   if (response === null) return;
   if (!response.ok) alert(`${action} failed: ${(await response.json()).error}`);
   killed = killed || (response.ok && action === "kill");
@@ -532,6 +536,12 @@ document.getElementById("kill").addEventListener("click", () => {
 });
 document.getElementById("dump-stacks").addEventListener("click", dumpStacks);
 document.getElementById("debug").addEventListener("click", debug);
+// Storm's rebalance (continuous mode): drain, then start again over N workers.
+document.getElementById("rebalance").addEventListener("click", () => {
+  const workers = prompt(`Rebalance topology ${name} over how many workers (1 to ${slots}, one per task slot)? What is in flight drains for up to 30 s first.`, String(slots));
+  if (workers === null) return;
+  operate("rebalance", "/30", JSON.stringify({ rebalanceOptions: { numWorkers: Number(workers.trim()) } }));
+});
 document.getElementById("window").addEventListener("change", keepView);
 document.getElementById("system").addEventListener("change", keepView);
 
