@@ -366,7 +366,16 @@ def test_the_page_shows_the_continuous_workers_and_their_checkpoints(browser, sp
         browser.execute_script("document.getElementById('stack-target').value = '1'")
         browser.find_element(By.ID, "dump-stacks").click()
         until(lambda: "continuous/worker.py" in (text_of(browser, "#stacks") or ""), "the dump")
-        assert text_of(browser, "#stacks-title").startswith("worker 1 (")
+        assert text_of(browser, "#stacks-title").startswith("Stack dump of worker 1 (")
+        # Storm's profiler: a CPU profile of worker 0's loop for a second, from the page
+        browser.execute_script(
+            "document.getElementById('stack-target').value = '0';"
+            " document.getElementById('profile-secs').value = '1'"
+        )
+        browser.find_element(By.ID, "cpu-profile").click()
+        until(lambda: "CPU profile of 1 s" in (text_of(browser, "#stacks") or ""), "the profile")
+        assert "continuous/worker.py" in text_of(browser, "#stacks")  # its loop's calls
+        assert text_of(browser, "#stacks-title").startswith("CPU profile (1 s) of worker 0 (")
         # Storm UI's Debug from a component's page: its acks into the event log, then off
         browser.get(live.url + "/component/count")
         until(lambda: text_of(browser, "#debug") == "Debug", "the Debug button")

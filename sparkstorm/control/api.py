@@ -45,7 +45,8 @@ from sparkstorm.topology.plan import Plan
 from sparkstorm.urls import redacted
 
 ACTIVATE, DEACTIVATE, KILL, REBALANCE = "activate", "deactivate", "kill", "rebalance"
-STACKS, DEBUG = "stacks", "debug"
+STACKS, DEBUG, PROFILE = "stacks", "debug", "profile"
+MAX_PROFILE_SECS = 300
 DEBUG_EVENTS = 200
 """The latest debug lines the topology's answer lists."""
 STACKS_WAIT_SECS = 10.0
@@ -101,6 +102,8 @@ class Snapshot:
     """The continuous mode: per worker, its latest dump of its threads (when, text)."""
     debug_shares: dict[str, float] = field(default_factory=dict)
     """Storm UI's Debug: each component's share of calls noted."""
+    profiles: dict[str, tuple[float, str]] = field(default_factory=dict)
+    """The latest CPU profiles asked for, by worker (``driver`` or a number): when, text."""
     debug_events: list[tuple[float, str]] = field(default_factory=list)
     """The latest debug lines, with when the driver got them."""
     taken: float = field(default_factory=time.time)
@@ -700,6 +703,46 @@ class _Handlers:
             }
         )
 
+    async def profile(self, request: Request) -> JSONResponse:
+        """Storm's profiler for a Python worker: a CPU profile (cProfile) for ``secs``.
+
+        ``driver`` profiles the driver's loop (the local engine's tasks, the superstep
+        mode's spouts); a number, that continuous worker's loop, where its tasks run.
+        """
+        if (problem := self.known(request) or self.allowed(request)) is not None:
+            return problem
+        raw, raw_secs = request.path_params["worker"], request.path_params["secs"]
+        try:
+            secs = float(raw_secs)
+        except ValueError:
+            secs = -1.0
+        if not 0 < secs <= MAX_PROFILE_SECS:
+            return _error(400, f"profiling/cpu/{raw}/{raw_secs}: profile 1 to 300 seconds")
+        workers = {str(w["worker"]): w for w in self.control.snapshot.workers}
+        if raw != "driver" and raw not in workers:
+            known = ", ".join(["driver", *workers])
+            return _error(404, f"profiling/cpu/{raw}: no such worker here; ask for one of: {known}")
+        asked = time.time()
+        worker = None if raw == "driver" else int(raw)
+        self.control.commands.put(Command(PROFILE, wait=secs, workers=worker))
+        deadline = time.monotonic() + secs + STACKS_WAIT_SECS
+        while time.monotonic() < deadline:
+            taken, text = self.control.snapshot.profiles.get(raw, (0.0, ""))
+            if taken >= asked:
+                row = workers.get(raw, {"host": HOST, "pid": os.getpid()})
+                return JSONResponse(
+                    {
+                        "worker": worker if worker is not None else "driver",
+                        "host": row["host"],
+                        "pid": row["pid"],
+                        "secs": secs,
+                        "taken": taken,
+                        "profile": text,
+                    }
+                )
+            await asyncio.sleep(0.1)
+        return _error(504, f"worker {raw} sent no profile within {secs + STACKS_WAIT_SECS:g}s")
+
     async def stacks(self, request: Request) -> JSONResponse:
         """Storm's jstack for a Python worker: every thread of its process, with its stack.
 
@@ -794,6 +837,7 @@ def build_app(control: Control) -> Starlette:
             Route(base + "/{name}/rebalance/{wait}", h.operation(REBALANCE), methods=["POST"]),
             Route(base + "/{name}/drpc/{function}", h.drpc, methods=["POST"]),
             Route(base + "/{name}/profiling/dumpstack/{worker}", h.stacks, methods=["POST"]),
+            Route(base + "/{name}/profiling/cpu/{worker}/{secs}", h.profile, methods=["POST"]),
             Route(base + "/{name}/debug/{action}/{spct}", h.debug, methods=["POST"]),
             Route(
                 base + "/{name}/component/{component}/debug/{action}/{spct}",

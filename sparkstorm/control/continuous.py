@@ -36,6 +36,7 @@ from sparkstorm.engines.continuous.worker import (
     DEBUG,
     EPOCH,
     FEED,
+    PROFILE,
     STACKS,
     SYSTEM,
     TIME,
@@ -111,6 +112,8 @@ class ContinuousRuntime:
         self.reports: dict[int, WorkerReport] = {}
         self.stacks: dict[int, tuple[float, str]] = {}
         """Per worker, the latest dump of its threads the operator asked for: (when, text)."""
+        self.cpu_profiles: dict[int, tuple[float, str]] = {}
+        """Per worker, the latest CPU profile the operator asked for: (when, text)."""
         self._usage_marks: dict[int, tuple[ProcessUsage, ProcessUsage]] = {}
         """Per worker, two usages at least :data:`CPU_SHARE_SECS` apart, the newer at
         most that old: its CPU share is measured from the older."""
@@ -342,6 +345,8 @@ class ContinuousRuntime:
             self._mark_usage(report.worker, report.usage)
         if report.stacks is not None:
             self.stacks[report.worker] = (time.time(), report.stacks)
+        if report.cpu_profile is not None:
+            self.cpu_profiles[report.worker] = (time.time(), report.cpu_profile)
         self.supersteps_run = sum(r.turns for r in self.reports.values())
         for error in report.errors:
             self._keep(error)
@@ -353,6 +358,10 @@ class ContinuousRuntime:
     def set_debug(self, component: str | None, percent: float) -> None:
         """Storm UI's Debug: sample ``percent`` of a component's calls (None: all's)."""
         self.engine.command((DEBUG, self.debugging.set(component, percent)))
+
+    def ask_profile(self, worker: int, secs: float) -> None:
+        """Ask ``worker`` to profile its loop for ``secs`` (in :attr:`cpu_profiles` then)."""
+        self.engine.command((PROFILE, secs), worker)
 
     def ask_stacks(self, worker: int) -> None:
         """Ask ``worker`` for a dump of its threads (in :attr:`stacks` once it came)."""

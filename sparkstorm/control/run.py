@@ -34,6 +34,7 @@ from sparkstorm.control.superstep import TopologyRuntime
 from sparkstorm.engines import driver_address, make_continuous_engine, make_engine
 from sparkstorm.errors import RunAborted
 from sparkstorm.reliability.base_collector import ReportedError
+from sparkstorm.tasks.cpu_profile import CpuProfile
 from sparkstorm.tasks.process_usage import usage
 from sparkstorm.tasks.watchdog import Watchdog
 from sparkstorm.topology.builder import Topology
@@ -380,15 +381,33 @@ def _publish(server: ControlServer, runtime: Runtime, status: str | None = None)
         stacks=dict(runtime.stacks) if isinstance(runtime, ContinuousRuntime) else {},
         debug_shares=dict(runtime.debugging.shares),
         debug_events=list(runtime.debugging.events),
+        profiles={
+            **server.profiles,
+            **(
+                {str(w): p for w, p in runtime.cpu_profiles.items()}
+                if isinstance(runtime, ContinuousRuntime)
+                else {}
+            ),
+        },
         errors_let_go=runtime.errors.dropped,
     )
 
 
 def _obey(server: ControlServer, runtime: Runtime, stop: threading.Event) -> None:
     """Apply the commands the API received, between two supersteps."""
-    from sparkstorm.control.api import ACTIVATE, DEACTIVATE, DEBUG, KILL, REBALANCE, STACKS
+    from sparkstorm.control.api import (
+        ACTIVATE,
+        DEACTIVATE,
+        DEBUG,
+        KILL,
+        PROFILE,
+        REBALANCE,
+        STACKS,
+    )
 
     commands = server.control.commands
+    if server.driver_profile is not None and (text := server.driver_profile.done()) is not None:
+        server.driver_profile, server.profiles["driver"] = None, (time.time(), text)
     while not commands.empty():
         action, wait, workers, component, percent = commands.get_nowait()
         if action == ACTIVATE:
@@ -400,6 +419,10 @@ def _obey(server: ControlServer, runtime: Runtime, stop: threading.Event) -> Non
             stop.set()
         elif action == DEBUG:
             runtime.set_debug(component, percent)
+        elif action == PROFILE and workers is None:  # the driver's loop: this thread
+            server.driver_profile = CpuProfile(wait or 1.0)
+        elif action == PROFILE and isinstance(runtime, ContinuousRuntime) and workers is not None:
+            runtime.ask_profile(workers, wait or 1.0)
         elif action == STACKS and isinstance(runtime, ContinuousRuntime) and workers is not None:
             runtime.ask_stacks(workers)
         elif action == REBALANCE and isinstance(runtime, ContinuousRuntime):

@@ -15,6 +15,7 @@ import uvicorn
 
 from sparkstorm.control import registry
 from sparkstorm.control.api import Control, build_app
+from sparkstorm.tasks.cpu_profile import CpuProfile
 
 
 def is_loopback(host: str) -> bool:
@@ -42,6 +43,10 @@ class ControlServer:
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
         )
+        self.driver_profile: CpuProfile | None = None
+        """A CPU profile of the driver's loop under way (the loop's thread runs it)."""
+        self.profiles: dict[str, tuple[float, str]] = {}
+        """The driver's latest CPU profile, under ``driver``: when, text."""
 
     def start(self) -> None:
         """Serve from a daemon thread; register once the server answers."""

@@ -492,24 +492,36 @@ async function operate(action, suffix, body) {
   refresh();
 }
 
-// Storm's jstack: the threads of the driver's or a worker's process, shown and downloadable.
-async function dumpStacks() {
+// Storm's jstack and profiler: the threads of the driver's or a worker's process, or a CPU
+// profile of its loop for some seconds, shown and downloadable.
+async function profiling(kind) {
   const target = document.getElementById("stack-target").value;
-  const response = await post(`profiling/dumpstack/${encodeURIComponent(target)}`);
-  if (response === null) return;
-  const answer = await response.json();
-  if (!response.ok) {
-    alert(`stack dump failed: ${answer.error}`);
-    return;
+  const secs = document.getElementById("profile-secs").value.trim() || "10";
+  const path = kind === "stacks" ? `profiling/dumpstack/${encodeURIComponent(target)}`
+    : `profiling/cpu/${encodeURIComponent(target)}/${encodeURIComponent(secs)}`;
+  const button = document.getElementById(kind === "stacks" ? "dump-stacks" : "cpu-profile");
+  button.disabled = true;  // a profile takes its seconds
+  try {
+    const response = await post(path);
+    if (response === null) return;
+    const answer = await response.json();
+    if (!response.ok) {
+      alert(`${kind === "stacks" ? "stack dump" : "CPU profile"} failed: ${answer.error}`);
+      return;
+    }
+    const where = answer.worker === "driver" ? "the driver" : `worker ${answer.worker}`;
+    const what = kind === "stacks" ? "Stack dump" : `CPU profile (${answer.secs} s)`;
+    const body = kind === "stacks" ? answer.stacks : answer.profile;
+    document.getElementById("stacks-title").textContent = `${what} of ${where} (${answer.host}, process ${answer.pid})`;
+    document.getElementById("stacks").textContent = body;
+    const link = document.getElementById("stacks-download");
+    URL.revokeObjectURL(link.href);
+    link.href = URL.createObjectURL(new Blob([body], { type: "text/plain" }));
+    link.download = `${name}-${kind}-${answer.worker}.txt`;
+    document.getElementById("stacks-result").hidden = false;
+  } finally {
+    button.disabled = false;
   }
-  const where = answer.worker === "driver" ? "the driver" : `worker ${answer.worker}`;
-  document.getElementById("stacks-title").textContent = `${where} (${answer.host}, process ${answer.pid})`;
-  document.getElementById("stacks").textContent = answer.stacks;
-  const link = document.getElementById("stacks-download");
-  URL.revokeObjectURL(link.href);
-  link.href = URL.createObjectURL(new Blob([answer.stacks], { type: "text/plain" }));
-  link.download = `${name}-stacks-${answer.worker}.txt`;
-  document.getElementById("stacks-result").hidden = false;
 }
 
 // The processes a stack dump can be taken of: the driver, and each continuous worker.
@@ -534,7 +546,8 @@ document.getElementById("kill").addEventListener("click", () => {
   const wait = prompt(`Kill topology ${name}? Seconds to let what is in flight complete:`, "30");
   if (wait !== null) operate("kill", "/" + encodeURIComponent(wait.trim() || "30"));
 });
-document.getElementById("dump-stacks").addEventListener("click", dumpStacks);
+document.getElementById("dump-stacks").addEventListener("click", () => profiling("stacks"));
+document.getElementById("cpu-profile").addEventListener("click", () => profiling("cpu"));
 document.getElementById("debug").addEventListener("click", debug);
 // Storm's rebalance (continuous mode): drain, then start again over N workers.
 document.getElementById("rebalance").addEventListener("click", () => {

@@ -50,6 +50,7 @@ from sparkstorm.reliability.debug import apply_debug
 from sparkstorm.reliability.ids import id_source
 from sparkstorm.state.stores import Sources
 from sparkstorm.tasks.committed_sources import CommittedSources, sealed_keys
+from sparkstorm.tasks.cpu_profile import CpuProfile
 from sparkstorm.tasks.gc_tuning import fewer_collections
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.process_usage import ProcessUsage, usage
@@ -95,6 +96,8 @@ FAIL_PENDING = "fail_pending"
 worker has taken the rollback's generation)."""
 DEBUG = "debug"
 """``(DEBUG, shares)``: note this share of each component's calls (Storm UI's Debug)."""
+PROFILE = "profile"
+"""``(PROFILE, secs)``: profile the worker's loop for ``secs``; the text in a report."""
 STACKS = "stacks"
 """``(STACKS,)``: a dump of the worker's threads, in the report at the end of this turn."""
 
@@ -167,6 +170,8 @@ class WorkerReport:
     """The worker's process: memory, CPU time, when the worker started."""
     stacks: str | None = None
     """A dump of the worker process's threads, when the driver asked for one."""
+    cpu_profile: str | None = None
+    """A CPU profile of the worker's loop, once the one the driver asked for is done."""
 
 
 @dataclass
@@ -242,6 +247,8 @@ class Worker:
         self.handled = 0
         self._probe = -1
         self._stacks: str | None = None
+        self._cpu: CpuProfile | None = None
+        self._cpu_text: str | None = None
         self.fed: dict[str, DriverFed] = {}
         for spout in self.spouts.values():
             if isinstance(spout.spout, DriverFed):
@@ -338,7 +345,14 @@ class Worker:
         ran = self._run_bolts(now)
         emitted = self._run_spouts(now)
         self._flush()
-        if self._probe >= 0 or self._stacks or time.monotonic() >= self._next_report:
+        if self._cpu is not None and (text := self._cpu.done()) is not None:
+            self._cpu, self._cpu_text = None, text
+        if (
+            self._probe >= 0
+            or self._stacks
+            or self._cpu_text
+            or time.monotonic() >= self._next_report
+        ):
             self._report()
         return bool(got or ran or emitted)
 
@@ -374,6 +388,8 @@ class Worker:
             elif command[0] == DEBUG:
                 apply_debug(self.spouts, command[1])
                 apply_debug(self.bolts, command[1])
+            elif command[0] == PROFILE:
+                self._cpu = CpuProfile(command[1])
             elif command[0] == STACKS:  # sent at the end of this turn
                 self._stacks = thread_stacks()
 
@@ -559,8 +575,9 @@ class Worker:
             self._sealed,
             usage(self.started),
             self._stacks,
+            self._cpu_text,
         )
-        self._probe, self._sealed, self._stacks = -1, None, None
+        self._probe, self._sealed, self._stacks, self._cpu_text = -1, None, None, None
         self.control.send(pickle.dumps(report, protocol=5))
         self.errors, self.debug = [], []
         self.captured.clear()  # in place: the spouts' collectors append to this list
