@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 
 from sparkstorm import Bolt, Config, Fields, Spout, StatefulBolt, TopologyBuilder
@@ -188,6 +189,9 @@ def steady():
     return builder.create_topology(), conf
 
 
+COUNT_LOG = logging.getLogger("tests.count")
+
+
 class CountLastDigits(StatefulBolt):
     """Counts numbers by last digit in its state, and acks them."""
 
@@ -200,6 +204,8 @@ class CountLastDigits(StatefulBolt):
     def execute(self, tup):
         digit = tup.values[0] % 10
         self.counts.put(digit, self.counts.get(digit, 0) + 1)
+        if tup.values[0] % 100 == 0:  # at INFO: seen once someone turns the level down
+            COUNT_LOG.info("counted %d", tup.values[0])
         self.collector.ack(tup)
 
     def declare_output_fields(self, declarer):

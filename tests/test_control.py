@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import platform
 import socket
@@ -135,6 +136,20 @@ def test_the_api_shows_a_running_topology_and_controls_it(engine, request):
     assert "superstep.py" in profiled["profile"]  # the driver's loop, profiled
     too_long = live.http.post(f"/api/v1/topology/{live.name}/profiling/cpu/driver/900")
     assert too_long.status_code == 400 and "1 to 300 seconds" in too_long.json()["error"]
+    # Storm's "Change log level": a logger of the driver for a second, then back
+    probe = logging.getLogger("tests.level.probe")
+    config = f"/api/v1/topology/{live.name}/logconfig"
+    asked = {"namedLoggerLevels": {"tests.level.probe": {"target_level": "debug", "timeout": 1}}}
+    assert live.http.post(config, json=asked).status_code == 200
+    live.until(lambda: probe.level == logging.DEBUG, "the level set")
+    shown = live.get(f"/{live.name}/logconfig")["namedLoggerLevels"]["tests.level.probe"]
+    assert shown["target_level"] == "DEBUG" and shown["timeout_epoch"] > time.time() - 1
+    live.until(lambda: probe.level == logging.NOTSET, "the level put back", 10)
+    live.until(lambda: live.get(f"/{live.name}/logconfig")["namedLoggerLevels"] == {}, "none")
+    wrong = live.http.post(config, json={"namedLoggerLevels": {"x": {"target_level": "LOUD"}}})
+    assert wrong.status_code == 400 and "CRITICAL, ERROR" in wrong.json()["error"]
+    no_log = live.http.get(f"/api/v1/topology/{live.name}/workers/0/log")
+    assert no_log.status_code == 404 and "the continuous mode's workers" in no_log.json()["error"]
     nobody = live.http.post(f"/api/v1/topology/{live.name}/profiling/dumpstack/7")
     assert nobody.status_code == 404 and "ask for one of: driver" in nobody.json()["error"]
     # Storm UI's Debug: a component's acks sampled into the event log, then stopped

@@ -387,6 +387,42 @@ def test_the_page_shows_the_continuous_workers_and_their_checkpoints(browser, sp
         browser.find_element(By.ID, "debug").click()
         answer(browser, "Stop debugging component count?")
         live.until(lambda: not live.get("/web-workers/component/count")["debug"], "debug off")
+        # Storm's "Change log level" and logviewer: the count bolt's INFO lines, once asked
+        browser.get(live.url + "/")
+        until(
+            lambda: len(browser.find_elements(By.CSS_SELECTOR, "#stack-target option")) == 3,
+            "3 targets",
+        )
+        before = live.get("/web-workers/workers/0/log")["lines"]
+        assert not [line for line in before if "counted" in line["line"]]  # WARNING and up
+        browser.execute_script("document.getElementById('logger').value = 'tests.count'")
+        browser.find_element(By.ID, "set-log-level").click()
+        until(lambda: text_of(browser, "#log-level-said") == "tests.count at INFO for 60 s", "set")
+        assert (
+            live.get("/web-workers/logconfig")["namedLoggerLevels"]["tests.count"]["target_level"]
+            == "INFO"
+        )
+        live.until(
+            lambda: any(
+                "counted" in line["line"]
+                for w in (0, 1)
+                for line in live.get(f"/web-workers/workers/{w}/log")["lines"]
+            ),
+            "the bolt's INFO lines in a worker's log",
+            30,
+        )
+        logging_worker = next(
+            w
+            for w in (0, 1)
+            if any(
+                "counted" in x["line"] for x in live.get(f"/web-workers/workers/{w}/log")["lines"]
+            )
+        )
+        browser.execute_script(
+            f"document.getElementById('stack-target').value = '{logging_worker}'"
+        )
+        browser.find_element(By.ID, "worker-log").click()
+        until(lambda: "INFO tests.count: counted" in (text_of(browser, "#stacks") or ""), "the log")
         # a spout's tasks: Storm's spout executor columns, not a bolt's
         browser.get(live.url + "/component/numbers")
         until(lambda: rows(browser, "tasks"), "the spout's tasks")

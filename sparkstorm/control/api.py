@@ -39,13 +39,14 @@ from sparkstorm.control import registry
 from sparkstorm.control.drpc import DRPCServer
 from sparkstorm.control.history import WINDOWS, History
 from sparkstorm.errors import DRPCExecutionError
+from sparkstorm.tasks.log_levels import LEVELS
 from sparkstorm.tasks.process_usage import ProcessUsage
 from sparkstorm.tasks.stacks import thread_stacks
 from sparkstorm.topology.plan import Plan
 from sparkstorm.urls import redacted
 
 ACTIVATE, DEACTIVATE, KILL, REBALANCE = "activate", "deactivate", "kill", "rebalance"
-STACKS, DEBUG, PROFILE = "stacks", "debug", "profile"
+STACKS, DEBUG, PROFILE, LOG_LEVEL = "stacks", "debug", "profile", "log_level"
 MAX_PROFILE_SECS = 300
 DEBUG_EVENTS = 200
 """The latest debug lines the topology's answer lists."""
@@ -68,6 +69,8 @@ class Command(NamedTuple):
     """Debug: the component (None: every one)."""
     percent: float = 0.0
     """Debug: the sampling percentage (0: off)."""
+    level: str | None = None
+    """Log level: the level to set ``component`` (here a logger's name) to, for ``wait``."""
 
 
 @dataclass
@@ -102,6 +105,10 @@ class Snapshot:
     """The continuous mode: per worker, its latest dump of its threads (when, text)."""
     debug_shares: dict[str, float] = field(default_factory=dict)
     """Storm UI's Debug: each component's share of calls noted."""
+    log_levels: dict[str, dict[str, object]] = field(default_factory=dict)
+    """Storm's ``namedLoggerLevels``: the loggers set for a while, and until when."""
+    worker_logs: dict[int, list[tuple[float, str]]] = field(default_factory=dict)
+    """The continuous workers' latest Python log records (when they came, the line)."""
     profiles: dict[str, tuple[float, str]] = field(default_factory=dict)
     """The latest CPU profiles asked for, by worker (``driver`` or a number): when, text."""
     debug_events: list[tuple[float, str]] = field(default_factory=list)
@@ -703,6 +710,64 @@ class _Handlers:
             }
         )
 
+    async def logconfig(self, request: Request) -> JSONResponse:
+        """Storm UI's "Change log level": loggers at a level for some seconds, then back.
+
+        The body is Storm's: ``{"namedLoggerLevels": {"LOGGER": {"target_level": "DEBUG",
+        "timeout": 30}}}`` (``ROOT``: the root logger); the driver and every continuous
+        worker take it. GET shows the loggers set now.
+        """
+        if (problem := self.known(request)) is not None:
+            return problem
+        if request.method == "POST":
+            if (problem := self.allowed(request)) is not None:
+                return problem
+            try:
+                asked = json.loads(await request.body() or b"{}")["namedLoggerLevels"]
+                changes = [
+                    (str(name), str(v["target_level"]).upper(), float(v.get("timeout", 30)))
+                    for name, v in asked.items()
+                ]
+            except (ValueError, KeyError, TypeError, AttributeError):
+                return _error(
+                    400,
+                    'logconfig: the body is {"namedLoggerLevels": {"LOGGER": '
+                    '{"target_level": "DEBUG", "timeout": 30}}}',
+                )
+            for name, level, secs in changes:
+                if level not in LEVELS or not 0 < secs <= 86400:
+                    return _error(
+                        400,
+                        f"logconfig: {name}: the level is one of {', '.join(LEVELS)}, for "
+                        "0 to 86,400 seconds",
+                    )
+            for name, level, secs in changes:
+                self.control.commands.put(
+                    Command(LOG_LEVEL, wait=secs, component=name, level=level)
+                )
+            shown = {n: {"target_level": lv, "timeout": s} for n, lv, s in changes}
+            return JSONResponse({"namedLoggerLevels": shown})
+        return JSONResponse({"namedLoggerLevels": self.control.snapshot.log_levels})
+
+    async def worker_log(self, request: Request) -> JSONResponse:
+        """Storm's logviewer, for a continuous worker: its latest Python log records."""
+        if (problem := self.known(request)) is not None:
+            return problem
+        raw, snap = request.path_params["worker"], self.control.snapshot
+        workers = {str(w["worker"]): w for w in snap.workers}
+        if raw not in workers:
+            known = ", ".join(workers) or "none: the continuous mode's workers have logs here"
+            return _error(404, f"workers/{raw}/log: no such worker; the workers are {known}")
+        lines = snap.worker_logs.get(int(raw), [])
+        return JSONResponse(
+            {
+                "worker": int(raw),
+                "host": workers[raw]["host"],
+                "pid": workers[raw]["pid"],
+                "lines": [{"at": round(at, 3), "line": line} for at, line in lines],
+            }
+        )
+
     async def profile(self, request: Request) -> JSONResponse:
         """Storm's profiler for a Python worker: a CPU profile (cProfile) for ``secs``.
 
@@ -838,6 +903,8 @@ def build_app(control: Control) -> Starlette:
             Route(base + "/{name}/drpc/{function}", h.drpc, methods=["POST"]),
             Route(base + "/{name}/profiling/dumpstack/{worker}", h.stacks, methods=["POST"]),
             Route(base + "/{name}/profiling/cpu/{worker}/{secs}", h.profile, methods=["POST"]),
+            Route(base + "/{name}/logconfig", h.logconfig, methods=["GET", "POST"]),
+            Route(base + "/{name}/workers/{worker}/log", h.worker_log),
             Route(base + "/{name}/debug/{action}/{spct}", h.debug, methods=["POST"]),
             Route(
                 base + "/{name}/component/{component}/debug/{action}/{spct}",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -36,6 +37,7 @@ from sparkstorm.engines.continuous.worker import (
     DEBUG,
     EPOCH,
     FEED,
+    LOG_LEVEL,
     PROFILE,
     STACKS,
     SYSTEM,
@@ -62,6 +64,8 @@ IDLE_PROBE_SECS = 0.05
 """On the wall clock, how often :meth:`ContinuousRuntime.idle` probes the workers."""
 PROBE_TIMEOUT_SECS = 10.0
 """How long a probe waits for every worker's answer."""
+WORKER_LOG_LINES = 1000
+"""How many of each worker's log records the driver keeps."""
 CPU_SHARE_SECS = 3.0
 """A worker's CPU % is measured over the last 3 to 6 seconds of its reports."""
 
@@ -114,6 +118,8 @@ class ContinuousRuntime:
         """Per worker, the latest dump of its threads the operator asked for: (when, text)."""
         self.cpu_profiles: dict[int, tuple[float, str]] = {}
         """Per worker, the latest CPU profile the operator asked for: (when, text)."""
+        self.worker_logs: dict[int, deque[tuple[float, str]]] = {}
+        """Per worker, its latest Python log records (when they came, the line)."""
         self._usage_marks: dict[int, tuple[ProcessUsage, ProcessUsage]] = {}
         """Per worker, two usages at least :data:`CPU_SHARE_SECS` apart, the newer at
         most that old: its CPU share is measured from the older."""
@@ -347,6 +353,10 @@ class ContinuousRuntime:
             self.stacks[report.worker] = (time.time(), report.stacks)
         if report.cpu_profile is not None:
             self.cpu_profiles[report.worker] = (time.time(), report.cpu_profile)
+        if report.log_lines:
+            now = time.time()
+            lines = self.worker_logs.setdefault(report.worker, deque(maxlen=WORKER_LOG_LINES))
+            lines.extend((now, line) for line in report.log_lines)
         self.supersteps_run = sum(r.turns for r in self.reports.values())
         for error in report.errors:
             self._keep(error)
@@ -358,6 +368,10 @@ class ContinuousRuntime:
     def set_debug(self, component: str | None, percent: float) -> None:
         """Storm UI's Debug: sample ``percent`` of a component's calls (None: all's)."""
         self.engine.command((DEBUG, self.debugging.set(component, percent)))
+
+    def set_log_level(self, logger: str, level: str, secs: float) -> None:
+        """Storm UI's "Change log level", in every worker (the driver sets its own)."""
+        self.engine.command((LOG_LEVEL, logger, level, secs))
 
     def ask_profile(self, worker: int, secs: float) -> None:
         """Ask ``worker`` to profile its loop for ``secs`` (in :attr:`cpu_profiles` then)."""

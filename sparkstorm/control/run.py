@@ -381,6 +381,12 @@ def _publish(server: ControlServer, runtime: Runtime, status: str | None = None)
         stacks=dict(runtime.stacks) if isinstance(runtime, ContinuousRuntime) else {},
         debug_shares=dict(runtime.debugging.shares),
         debug_events=list(runtime.debugging.events),
+        log_levels=server.log_levels.shown(),
+        worker_logs=(
+            {w: list(lines) for w, lines in runtime.worker_logs.items()}
+            if isinstance(runtime, ContinuousRuntime)
+            else {}
+        ),
         profiles={
             **server.profiles,
             **(
@@ -400,16 +406,18 @@ def _obey(server: ControlServer, runtime: Runtime, stop: threading.Event) -> Non
         DEACTIVATE,
         DEBUG,
         KILL,
+        LOG_LEVEL,
         PROFILE,
         REBALANCE,
         STACKS,
     )
 
     commands = server.control.commands
+    server.log_levels.expire()
     if server.driver_profile is not None and (text := server.driver_profile.done()) is not None:
         server.driver_profile, server.profiles["driver"] = None, (time.time(), text)
     while not commands.empty():
-        action, wait, workers, component, percent = commands.get_nowait()
+        action, wait, workers, component, percent, level = commands.get_nowait()
         if action == ACTIVATE:
             runtime.activate()
         elif action == DEACTIVATE:
@@ -419,6 +427,10 @@ def _obey(server: ControlServer, runtime: Runtime, stop: threading.Event) -> Non
             stop.set()
         elif action == DEBUG:
             runtime.set_debug(component, percent)
+        elif action == LOG_LEVEL and component is not None and level is not None:
+            server.log_levels.set(component, level, wait or 30.0)
+            if isinstance(runtime, ContinuousRuntime):
+                runtime.set_log_level(component, level, wait or 30.0)
         elif action == PROFILE and workers is None:  # the driver's loop: this thread
             server.driver_profile = CpuProfile(wait or 1.0)
         elif action == PROFILE and isinstance(runtime, ContinuousRuntime) and workers is not None:

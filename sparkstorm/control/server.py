@@ -16,6 +16,7 @@ import uvicorn
 from sparkstorm.control import registry
 from sparkstorm.control.api import Control, build_app
 from sparkstorm.tasks.cpu_profile import CpuProfile
+from sparkstorm.tasks.log_levels import LogLevels
 
 
 def is_loopback(host: str) -> bool:
@@ -47,6 +48,8 @@ class ControlServer:
         """A CPU profile of the driver's loop under way (the loop's thread runs it)."""
         self.profiles: dict[str, tuple[float, str]] = {}
         """The driver's latest CPU profile, under ``driver``: when, text."""
+        self.log_levels = LogLevels()
+        """The driver's loggers an operator set for a while (the loop puts them back)."""
 
     def start(self) -> None:
         """Serve from a daemon thread; register once the server answers."""

@@ -524,6 +524,41 @@ async function profiling(kind) {
   }
 }
 
+// Storm's logviewer for a continuous worker: its latest Python log records.
+async function showWorkerLog() {
+  const target = document.getElementById("stack-target").value;
+  if (target === "driver") {
+    alert("The driver's log is the terminal (or file) the run writes to; choose a worker.");
+    return;
+  }
+  try {
+    const answer = await get(`/${name}/workers/${encodeURIComponent(target)}/log`);
+    const body = answer.lines.map((l) => l.line).join("\n") || "(no record yet at the levels set)";
+    document.getElementById("stacks-title").textContent = `Log of worker ${answer.worker} (${answer.host}, process ${answer.pid}), the latest ${answer.lines.length} records`;
+    document.getElementById("stacks").textContent = body;
+    const link = document.getElementById("stacks-download");
+    URL.revokeObjectURL(link.href);
+    link.href = URL.createObjectURL(new Blob([body], { type: "text/plain" }));
+    link.download = `${name}-log-${answer.worker}.txt`;
+    document.getElementById("stacks-result").hidden = false;
+  } catch (error) {
+    alert(`worker log: ${error.message}`);
+  }
+}
+
+// Storm UI's "Change log level": a logger, in the driver and every worker, for a while.
+async function setLogLevel() {
+  const logger = document.getElementById("logger").value.trim() || "ROOT";
+  const level = document.getElementById("log-level").value;
+  const secs = Number(document.getElementById("log-secs").value || "60");
+  const body = JSON.stringify({ namedLoggerLevels: { [logger]: { target_level: level, timeout: secs } } });
+  const response = await post("logconfig", body);
+  if (response === null) return;
+  const answer = await response.json();
+  document.getElementById("log-level-said").textContent = response.ok
+    ? `${logger} at ${level} for ${secs} s` : `failed: ${answer.error}`;
+}
+
 // The processes a stack dump can be taken of: the driver, and each continuous worker.
 function stackTargets(workers) {
   const select = document.getElementById("stack-target");
@@ -548,6 +583,8 @@ document.getElementById("kill").addEventListener("click", () => {
 });
 document.getElementById("dump-stacks").addEventListener("click", () => profiling("stacks"));
 document.getElementById("cpu-profile").addEventListener("click", () => profiling("cpu"));
+document.getElementById("worker-log").addEventListener("click", showWorkerLog);
+document.getElementById("set-log-level").addEventListener("click", setLogLevel);
 document.getElementById("debug").addEventListener("click", debug);
 // Storm's rebalance (continuous mode): drain, then start again over N workers.
 document.getElementById("rebalance").addEventListener("click", () => {

@@ -38,6 +38,7 @@ from sparkstorm.engines.continuous.worker import (
 from sparkstorm.engines.user_code import UserCode, user_code
 from sparkstorm.errors import SparkStormError
 from sparkstorm.state.stores import Sources
+from sparkstorm.tasks.log_ring import LogRing
 from sparkstorm.tasks.pickling import dumps
 from sparkstorm.tasks.task_runner import copy_component
 from sparkstorm.tasks.watchdog import Watchdog, blocked_message, users_stack
@@ -113,11 +114,14 @@ def place(plan: Plan, workers: int) -> None:
     plan.worker_of = {t: i % plan.workers for i, t in enumerate(tasks)}
 
 
-def run_worker(setup: WorkerSetup, index: int, host: str, exchange: Any) -> None:
+def run_worker(
+    setup: WorkerSetup, index: int, host: str, exchange: Any, log_ring: LogRing | None = None
+) -> None:
     """The body of one worker: bind, exchange addresses, connect, prepare, loop, close.
 
     ``exchange(address)`` returns every worker's address, by index (Spark's
     ``BarrierTaskContext.allGather``). A watchdog reports a user call that blocks.
+    ``log_ring`` keeps the process's log records for the worker's reports.
     """
     setup.code.install()  # before the plan: its classes may come from the user's folders
     plan: Plan = cloudpickle.loads(setup.plan_bytes)
@@ -134,6 +138,7 @@ def run_worker(setup: WorkerSetup, index: int, host: str, exchange: Any) -> None
         setup.replays,
         setup.keys,
     )
+    worker.log_ring = log_ring
     report = _blocked_reporter(setup, index, context, threading.get_ident())
     try:
         with Watchdog(worker.call_under_way, plan.conf[SPARKSTORM_WATCHDOG_SECS], report):

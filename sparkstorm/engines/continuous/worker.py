@@ -52,6 +52,8 @@ from sparkstorm.state.stores import Sources
 from sparkstorm.tasks.committed_sources import CommittedSources, sealed_keys
 from sparkstorm.tasks.cpu_profile import CpuProfile
 from sparkstorm.tasks.gc_tuning import fewer_collections
+from sparkstorm.tasks.log_levels import LogLevels
+from sparkstorm.tasks.log_ring import LogRing
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.process_usage import ProcessUsage, usage
 from sparkstorm.tasks.spout_task import SpoutTask
@@ -96,6 +98,8 @@ FAIL_PENDING = "fail_pending"
 worker has taken the rollback's generation)."""
 DEBUG = "debug"
 """``(DEBUG, shares)``: note this share of each component's calls (Storm UI's Debug)."""
+LOG_LEVEL = "log_level"
+"""``(LOG_LEVEL, logger, level, secs)``: Storm UI's "Change log level", in this worker."""
 PROFILE = "profile"
 """``(PROFILE, secs)``: profile the worker's loop for ``secs``; the text in a report."""
 STACKS = "stacks"
@@ -172,6 +176,8 @@ class WorkerReport:
     """A dump of the worker process's threads, when the driver asked for one."""
     cpu_profile: str | None = None
     """A CPU profile of the worker's loop, once the one the driver asked for is done."""
+    log_lines: list[str] = field(default_factory=list)
+    """The worker's Python log records since the last report (Spark workers only)."""
 
 
 @dataclass
@@ -248,6 +254,9 @@ class Worker:
         self._probe = -1
         self._stacks: str | None = None
         self._cpu: CpuProfile | None = None
+        self.log_levels = LogLevels()
+        self.log_ring: LogRing | None = None
+        """Where the worker's process keeps its log records for the reports, if it does."""
         self._cpu_text: str | None = None
         self.fed: dict[str, DriverFed] = {}
         for spout in self.spouts.values():
@@ -388,6 +397,8 @@ class Worker:
             elif command[0] == DEBUG:
                 apply_debug(self.spouts, command[1])
                 apply_debug(self.bolts, command[1])
+            elif command[0] == LOG_LEVEL:
+                self.log_levels.set(*command[1:])
             elif command[0] == PROFILE:
                 self._cpu = CpuProfile(command[1])
             elif command[0] == STACKS:  # sent at the end of this turn
@@ -551,6 +562,7 @@ class Worker:
 
     def _report(self, final: bool = False, failure: BaseException | None = None) -> None:
         self._next_report = time.monotonic() + REPORT_SECS
+        self.log_levels.expire()
         for spout in self.spouts.values():
             spout.collector.hand_over(self.errors, self.debug)
         stats = [s.stats for s in self.spouts.values()] + [t.stats for t in self.bolts.values()]
@@ -576,6 +588,7 @@ class Worker:
             usage(self.started),
             self._stacks,
             self._cpu_text,
+            self.log_ring.take() if self.log_ring is not None else [],
         )
         self._probe, self._sealed, self._stacks, self._cpu_text = -1, None, None, None
         self.control.send(pickle.dumps(report, protocol=5))

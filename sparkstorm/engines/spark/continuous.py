@@ -20,6 +20,7 @@ from typing import Any
 
 from sparkstorm.engines.continuous.driver import WorkerSetup, WorkersLost, run_worker
 from sparkstorm.errors import SparkStormError
+from sparkstorm.tasks.log_ring import LogRing
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +35,12 @@ def _worker_body(setup: WorkerSetup, loopback: bool) -> Any:
         # interface of the machine
         address = context.getTaskInfos()[index].address.rsplit(":", 1)[0]
         host = "127.0.0.1" if loopback else address
-        run_worker(setup, index, host, context.allGather)
+        ring = LogRing()  # this Python worker's records, for the page's worker log
+        logging.getLogger().addHandler(ring)
+        try:
+            run_worker(setup, index, host, context.allGather, ring)
+        finally:
+            logging.getLogger().removeHandler(ring)
         return iter([])
 
     return body

@@ -1,0 +1,45 @@
+"""Storm UI's "Change log level": a logger's level for some seconds, then back.
+
+The driver and each continuous worker keep their own; the driver forwards each change.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+ROOT = "ROOT"
+"""Storm's name for the root logger."""
+LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
+
+
+class LogLevels:
+    """The loggers set for a while, and the levels they go back to."""
+
+    def __init__(self) -> None:
+        self.set_until: dict[str, tuple[str, float, int]] = {}
+        """Logger -> (the level set, when it goes back (``time.time()``), the level before)."""
+
+    def set(self, name: str, level: str, secs: float) -> None:
+        """Give logger ``name`` (``ROOT``: the root) ``level`` for ``secs`` seconds."""
+        logger = logging.getLogger(None if name == ROOT else name)
+        before = self.set_until[name][2] if name in self.set_until else logger.level
+        logger.setLevel(level)
+        self.set_until[name] = (level, time.time() + secs, before)
+
+    def expire(self) -> None:
+        """Put back the loggers whose time is up."""
+        if not self.set_until:
+            return
+        now = time.time()
+        for name, (_, until, before) in list(self.set_until.items()):
+            if now >= until:
+                logging.getLogger(None if name == ROOT else name).setLevel(before)
+                del self.set_until[name]
+
+    def shown(self) -> dict[str, dict[str, object]]:
+        """Storm's ``namedLoggerLevels``: each logger set, its level and when it goes back."""
+        return {
+            name: {"target_level": level, "timeout_epoch": round(until, 3)}
+            for name, (level, until, _) in self.set_until.items()
+        }
