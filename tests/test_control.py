@@ -99,7 +99,13 @@ def test_the_api_shows_a_running_topology_and_controls_it(engine, request):
     # Storm UI's summary: mode, workers, executors, memory, versions
     mode = {"local": "local", "spark": "superstep"}[engine]
     assert topology["mode"] == mode
-    assert topology["workersTotal"] == (1 if engine == "local" else None)  # superstep: Spark's
+    if engine == "local":
+        assert topology["workersTotal"] == 1  # the driver
+    else:  # Spark's Python workers that ran supersteps, each with what it ran last
+        assert topology["workersTotal"] == len(topology["workers"]) >= 1
+        assert all(w["pid"] and w["host"] and w["memoryMb"] > 0 for w in topology["workers"])
+        ran = {t for w in topology["workers"] for t in w["tasks"]}
+        assert ran & {"ack:2", "ack:3"}, ran  # the bolt's tasks ran there
     tasks = sum(c["tasks"] for c in system["spouts"] + system["bolts"])
     assert topology["executorsTotal"] == topology["tasksTotal"] == tasks
     assert 20 < topology["memoryMb"] < 20_000

@@ -453,6 +453,16 @@ def _events_of(snap: Snapshot, component: str) -> list[dict[str, Any]]:
     return [{"at": round(at, 3), "line": line} for at, line in mine[-DEBUG_EVENTS:]]
 
 
+def _continuous_workers(control: Control) -> dict[str, dict[str, Any]]:
+    """The continuous mode's workers by number: the processes the driver can ask things.
+
+    The superstep mode's Python workers are Spark's, which the driver cannot reach.
+    """
+    if control.mode != "continuous":
+        return {}
+    return {str(w["worker"]): w for w in control.snapshot.workers}
+
+
 def is_system(component: str) -> bool:
     """Storm's system components (``__acker``, ``__system``), hidden unless asked for."""
     return component.startswith("__")
@@ -754,7 +764,7 @@ class _Handlers:
         if (problem := self.known(request)) is not None:
             return problem
         raw, snap = request.path_params["worker"], self.control.snapshot
-        workers = {str(w["worker"]): w for w in snap.workers}
+        workers = _continuous_workers(self.control)
         if raw not in workers:
             known = ", ".join(workers) or "none: the continuous mode's workers have logs here"
             return _error(404, f"workers/{raw}/log: no such worker; the workers are {known}")
@@ -783,7 +793,7 @@ class _Handlers:
             secs = -1.0
         if not 0 < secs <= MAX_PROFILE_SECS:
             return _error(400, f"profiling/cpu/{raw}/{raw_secs}: profile 1 to 300 seconds")
-        workers = {str(w["worker"]): w for w in self.control.snapshot.workers}
+        workers = _continuous_workers(self.control)
         if raw != "driver" and raw not in workers:
             known = ", ".join(["driver", *workers])
             return _error(404, f"profiling/cpu/{raw}: no such worker here; ask for one of: {known}")
@@ -816,7 +826,7 @@ class _Handlers:
         """
         if (problem := self.known(request) or self.allowed(request)) is not None:
             return problem
-        raw, snap = request.path_params["worker"], self.control.snapshot
+        raw = request.path_params["worker"]
         if raw == "driver":
             return JSONResponse(
                 {
@@ -827,7 +837,7 @@ class _Handlers:
                     "stacks": thread_stacks(),
                 }
             )
-        workers = {str(w["worker"]): w for w in snap.workers}
+        workers = _continuous_workers(self.control)
         if raw not in workers:
             known = ", ".join(["driver", *workers])
             return _error(404, f"dumpstack/{raw}: no such worker here; ask for one of: {known}")

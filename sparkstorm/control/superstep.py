@@ -460,8 +460,11 @@ class TopologyRuntime:
         return stats
 
     def workers(self) -> list[dict[str, Any]]:
-        """None to show: a superstep runs wherever Spark puts its tasks (see the Spark UI)."""
-        return []
+        """The Spark Python workers that ran supersteps, and the tasks each ran last.
+
+        A superstep runs wherever Spark puts its tasks, so a task may move between them.
+        """
+        return self.engine.workers_seen()
 
     def task_stats(self) -> dict[str, list[dict[str, Any]]]:
         """Per-task statistics by component (Storm UI's executors), ``__acker`` included."""

@@ -46,6 +46,9 @@ class Engine(SparkFacts, Protocol):
     def start(self, plan: Plan, seed: int, capture: frozenset[str]) -> None:
         """Create the tasks; the emits of components in ``capture`` go back to the driver."""
 
+    def workers_seen(self) -> list[dict[str, Any]]:
+        """The processes that ran supersteps (the API's workers table); none in the driver."""
+
     def set_debug(self, shares: dict[str, float]) -> None:
         """Storm UI's Debug: note this share of each component's calls (0: none, 1: all)."""
 

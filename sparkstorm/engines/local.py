@@ -53,6 +53,10 @@ class LocalEngine:
         self.ui_url: str | None = None
         self.log_file: Path | None = None
 
+    def workers_seen(self) -> list[dict[str, Any]]:
+        """None: every task runs in the driver's process."""
+        return []
+
     def set_debug(self, shares: dict[str, float]) -> None:
         """Storm UI's Debug: note this share of each component's calls."""
         apply_debug(self._tasks, shares)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from sparkstorm.reliability.base_collector import Captured, ReportedError
 from sparkstorm.tasks.metrics import TaskStats
+from sparkstorm.tasks.process_usage import ProcessUsage
 from sparkstorm.tasks.profile import Profile
 from sparkstorm.topology.tuple import Row
 
@@ -59,3 +60,7 @@ class PartitionReport:
     pid: int
     """The Python worker's process id (a task prepared twice in one pid is a bug)."""
     profile: Profile
+    host: str = ""
+    """The machine the Python worker runs on."""
+    usage: ProcessUsage | None = None
+    """The Python worker's process: memory, CPU time, when it started."""

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from sparkstorm.control.api import Control, Snapshot, build_app
 from sparkstorm.control.continuous import ContinuousRuntime
+from sparkstorm.engines.continuous.worker import WorkerReport
 from sparkstorm.tasks.metrics import TaskStats, by_component, by_task
 
 SPOUT_TASKS, BOLT_TASKS = (1, 2), (3, 4)
@@ -99,22 +100,16 @@ def test_no_counter_shown_is_negative_nor_above_what_was_emitted(steps, order):
     control = Control(name="shown", engine="spark", token="t", loopback=True, mode="continuous")
     # the continuous runtime's own take_report, over what it reads and writes of itself
     runtime = SimpleNamespace(
-        latest_stats={}, reports={}, _failure=None, captured=SimpleNamespace(add=list)
+        latest_stats={},
+        reports={},
+        _failure=None,
+        captured=SimpleNamespace(add=list),
+        debugging=SimpleNamespace(note=list),
     )
     now = time.time()
     most_emitted = 0
     for arrival, (step, task) in enumerate(reports):
-        report = SimpleNamespace(
-            failure=None,
-            stats=[states[step][task]],
-            worker=task,
-            usage=None,
-            turns=0,
-            errors=[],
-            debug=[],
-            captured=[],
-            fed={},
-        )
+        report = WorkerReport(task, [states[step][task]], {}, [], [], 0, 0, 0, 0, 0)
         ContinuousRuntime.take_report(runtime, report)  # type: ignore[arg-type]
         latest = list(runtime.latest_stats.values())
         rows = by_component(latest, superstep_secs=1.0)

@@ -122,7 +122,7 @@ const MEANING = {
   "Capacity": "share of the time the busiest task of the component spent executing",
   "Complete ms": "from a spout's emit to its whole tuple tree acked (mean; above the p99 when under 1% of trees took far longer, as the max shows)",
   "Worker turns": "the loops the continuous workers made, each taking what arrived, running it and sending what it emitted",
-  "Workers": "processes running the topology's tasks (continuous mode: one per Spark barrier task; local engine: this driver)",
+  "Workers": "processes running the topology's tasks (continuous mode: one per Spark barrier task; superstep mode: Spark's Python workers that ran supersteps; local engine: this driver)",
   "Memory": "resident memory of the driver and of the workers' processes",
   "Errors": "errors reported by tasks since the start, repeats counted (the console throttles repeats; the page lists every record)",
   "CPU %": "share of one core the worker's process used over the last few seconds",
@@ -284,7 +284,7 @@ function showTopology(topology) {
   fill(document.getElementById("bolts"), BOLT_COLUMNS, topology.bolts, true);
   const workers = topology.workers || [];
   document.getElementById("workers-section").hidden = workers.length === 0;
-  stackTargets(workers);
+  stackTargets(topology.mode === "continuous" ? workers : []);
   slots = topology.slots;
   document.getElementById("rebalance").hidden = slots === null || slots === undefined;
   document.getElementById("rebalance").disabled = status !== "ACTIVE";

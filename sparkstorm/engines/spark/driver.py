@@ -58,6 +58,7 @@ from sparkstorm.engines.wire import PartitionReport, StepResult
 from sparkstorm.errors import ComponentStateError, InvalidTopologyError, SparkStormError
 from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.tasks.pickling import dumps
+from sparkstorm.tasks.process_usage import usage_row
 from sparkstorm.tasks.task_runner import copy_component
 from sparkstorm.tasks.watchdog import blocked_message
 from sparkstorm.topology.plan import Plan
@@ -96,6 +97,8 @@ class SparkEngine:
         self._master = master
         self._ui = ui
         self.worker_pids: set[int] = set()
+        self._seen: dict[tuple[str, int], PartitionReport] = {}
+        """Each Python worker's latest report, by (host, process)."""
         self._held: DataFrame | None = None  # tuples in flight and state snapshots
         self._held_before: DataFrame | None = None  # what the running job reads
         self._checkpoint: DataFrame | None = None  # the output that _held reads
@@ -108,6 +111,22 @@ class SparkEngine:
         self._listener: BlockedCallListener | None = None
         self.debug_shares: dict[str, float] | None = None
         """Storm UI's Debug, once an operator used it: each component's share noted."""
+
+    def workers_seen(self) -> list[dict[str, Any]]:
+        """The Spark Python workers that ran supersteps: where, what they ran last, usage."""
+        rows = []
+        for i, ((host, pid), report) in enumerate(sorted(self._seen.items())):
+            tasks = sorted((s.component, s.task) for s in report.stats)
+            rows.append(
+                {
+                    "worker": i,
+                    "host": host,
+                    "pid": pid,
+                    "tasks": [f"{component}:{task}" for component, task in tasks],
+                    **usage_row(report.usage, None),
+                }
+            )
+        return rows
 
     def set_debug(self, shares: dict[str, float]) -> None:
         """Storm UI's Debug: each superstep's tasks note this share of their calls."""
@@ -325,6 +344,7 @@ class SparkEngine:
                 result.profile.merge(report.profile)
                 critical = max(critical, sum(report.profile.values()))
                 self.worker_pids.add(report.pid)
+                self._seen[report.host, report.pid] = report
         result.profile.add("partition_critical", critical)
         return result
 

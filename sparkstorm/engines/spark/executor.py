@@ -50,6 +50,7 @@ from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.reliability.debug import apply_debug
 from sparkstorm.tasks.gc_tuning import fewer_collections
 from sparkstorm.tasks.hops import run_in_hops
+from sparkstorm.tasks.process_usage import usage
 from sparkstorm.tasks.profile import Profile
 from sparkstorm.tasks.task_runner import BoltTask
 from sparkstorm.tasks.task_state import restore, snapshot
@@ -69,6 +70,8 @@ CLEANUP_SUPERSTEP = -1
 _PLANS: OrderedDict[str, tuple[Plan, RowCodec, int]] = OrderedDict()
 """Unpickled plans by run id, per Python worker process (the last few runs)."""
 _RESIDENT: dict[tuple[str, int], tuple[int, BoltTask]] = {}
+_STARTED = time.time()
+"""About when this Python worker started: when it first imported this module."""
 """(run id, task) -> (superstep of its last snapshot, live task), per worker process."""
 
 
@@ -284,7 +287,17 @@ def _run_tasks(
     yield batch
     # the statistics go in a batch of their own, so they can time the one above
     yield _report_batch(
-        PartitionReport(stats, errors, captured, debug, in_flight, os.getpid(), profile)
+        PartitionReport(
+            stats,
+            errors,
+            captured,
+            debug,
+            in_flight,
+            os.getpid(),
+            profile,
+            socket.gethostname(),
+            usage(_STARTED),
+        )
     )
 
 
