@@ -179,17 +179,26 @@ class Paced(Spout):
         declarer.declare(Fields("n"))
 
 
+COUNT_LOG = logging.getLogger("tests.count")
+
+
+class AckSaying(Ack):
+    """Acks every input; says so at INFO every 100th (seen once the level is turned down)."""
+
+    def execute(self, tup):
+        super().execute(tup)
+        if tup.values[0] % 100 == 0:
+            COUNT_LOG.info("acked %d", tup.values[0])
+
+
 def steady():
     """Runs until stopped, acking everything: for the REST API and the CLI verbs."""
     builder = TopologyBuilder()
     builder.set_spout("numbers", Paced())
-    builder.set_bolt("ack", Ack(), 2).shuffle_grouping("numbers")
+    builder.set_bolt("ack", AckSaying(), 2).shuffle_grouping("numbers")
     conf = Config()
     conf.set_max_spout_pending(100)
     return builder.create_topology(), conf
-
-
-COUNT_LOG = logging.getLogger("tests.count")
 
 
 class CountLastDigits(StatefulBolt):

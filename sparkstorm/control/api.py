@@ -764,9 +764,9 @@ class _Handlers:
         if (problem := self.known(request)) is not None:
             return problem
         raw, snap = request.path_params["worker"], self.control.snapshot
-        workers = _continuous_workers(self.control)
+        workers = {str(w["worker"]): w for w in snap.workers}
         if raw not in workers:
-            known = ", ".join(workers) or "none: the continuous mode's workers have logs here"
+            known = ", ".join(workers) or "none: the local engine's log is the driver's"
             return _error(404, f"workers/{raw}/log: no such worker; the workers are {known}")
         lines = snap.worker_logs.get(int(raw), [])
         return JSONResponse(

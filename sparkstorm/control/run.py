@@ -382,11 +382,7 @@ def _publish(server: ControlServer, runtime: Runtime, status: str | None = None)
         debug_shares=dict(runtime.debugging.shares),
         debug_events=list(runtime.debugging.events),
         log_levels=server.log_levels.shown(),
-        worker_logs=(
-            {w: list(lines) for w, lines in runtime.worker_logs.items()}
-            if isinstance(runtime, ContinuousRuntime)
-            else {}
-        ),
+        worker_logs={w: list(lines) for w, lines in runtime.worker_logs.items()},
         profiles={
             **server.profiles,
             **(
@@ -414,6 +410,8 @@ def _obey(server: ControlServer, runtime: Runtime, stop: threading.Event) -> Non
 
     commands = server.control.commands
     server.log_levels.expire()
+    if isinstance(runtime, TopologyRuntime):  # a superstep's Python workers: as of now
+        runtime.engine.set_log_levels(server.log_levels.current())
     if server.driver_profile is not None and (text := server.driver_profile.done()) is not None:
         server.driver_profile, server.profiles["driver"] = None, (time.time(), text)
     while not commands.empty():

@@ -466,6 +466,11 @@ class TopologyRuntime:
         """
         return self.engine.workers_seen()
 
+    @property
+    def worker_logs(self) -> dict[int, list[tuple[float, str]]]:
+        """Each worker of :meth:`workers`: its latest Python log records (when, line)."""
+        return self.engine.logs_seen()
+
     def task_stats(self) -> dict[str, list[dict[str, Any]]]:
         """Per-task statistics by component (Storm UI's executors), ``__acker`` included."""
         rows = by_task(

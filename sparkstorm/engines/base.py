@@ -49,6 +49,12 @@ class Engine(SparkFacts, Protocol):
     def workers_seen(self) -> list[dict[str, Any]]:
         """The processes that ran supersteps (the API's workers table); none in the driver."""
 
+    def logs_seen(self) -> dict[int, list[tuple[float, str]]]:
+        """Each process of :meth:`workers_seen`: its latest log records (when, line)."""
+
+    def set_log_levels(self, levels: dict[str, str]) -> None:
+        """Storm UI's "Change log level": the loggers set now (the rest go back)."""
+
     def set_debug(self, shares: dict[str, float]) -> None:
         """Storm UI's Debug: note this share of each component's calls (0: none, 1: all)."""
 

@@ -57,6 +57,13 @@ class LocalEngine:
         """None: every task runs in the driver's process."""
         return []
 
+    def logs_seen(self) -> dict[int, list[tuple[float, str]]]:
+        """None: the driver's log is the run's own."""
+        return {}
+
+    def set_log_levels(self, levels: dict[str, str]) -> None:
+        """Nothing to do: the driver's loggers are the tasks' (the driver sets them)."""
+
     def set_debug(self, shares: dict[str, float]) -> None:
         """Storm UI's Debug: note this share of each component's calls."""
         apply_debug(self._tasks, shares)

@@ -64,3 +64,5 @@ class PartitionReport:
     """The machine the Python worker runs on."""
     usage: ProcessUsage | None = None
     """The Python worker's process: memory, CPU time, when it started."""
+    log_lines: list[str] = field(default_factory=list)
+    """The Python worker's log records since its last report."""

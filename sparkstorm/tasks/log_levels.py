@@ -37,9 +37,34 @@ class LogLevels:
                 logging.getLogger(None if name == ROOT else name).setLevel(before)
                 del self.set_until[name]
 
+    def current(self) -> dict[str, str]:
+        """Logger -> the level set now, for processes that take it as a whole."""
+        return {name: level for name, (level, _, _) in self.set_until.items()}
+
     def shown(self) -> dict[str, dict[str, object]]:
         """Storm's ``namedLoggerLevels``: each logger set, its level and when it goes back."""
         return {
             name: {"target_level": level, "timeout_epoch": round(until, 3)}
             for name, (level, until, _) in self.set_until.items()
         }
+
+
+class AppliedLevels:
+    """The levels of a process handed the whole set each time (a superstep's worker).
+
+    It sets them, and puts back the loggers no longer in the set.
+    """
+
+    def __init__(self) -> None:
+        self.before: dict[str, int] = {}
+
+    def apply(self, levels: dict[str, str]) -> None:
+        """Give each logger its level; loggers left out go back to the level they had."""
+        for name, before in list(self.before.items()):
+            if name not in levels:
+                logging.getLogger(None if name == ROOT else name).setLevel(before)
+                del self.before[name]
+        for name, level in levels.items():
+            logger = logging.getLogger(None if name == ROOT else name)
+            self.before.setdefault(name, logger.level)
+            logger.setLevel(level)

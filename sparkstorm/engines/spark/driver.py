@@ -23,6 +23,7 @@ import re
 import socket
 import time
 import uuid
+from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial, reduce
 from pathlib import Path
@@ -111,6 +112,10 @@ class SparkEngine:
         self._listener: BlockedCallListener | None = None
         self.debug_shares: dict[str, float] | None = None
         """Storm UI's Debug, once an operator used it: each component's share noted."""
+        self.log_levels: dict[str, str] | None = None
+        """The loggers an operator set, once one did: the executors set them too."""
+        self._logs: dict[tuple[str, int], deque[tuple[float, str]]] = {}
+        """Each Python worker's latest log records, by (host, process)."""
 
     def workers_seen(self) -> list[dict[str, Any]]:
         """The Spark Python workers that ran supersteps: where, what they ran last, usage."""
@@ -127,6 +132,15 @@ class SparkEngine:
                 }
             )
         return rows
+
+    def logs_seen(self) -> dict[int, list[tuple[float, str]]]:
+        """Each Python worker's latest log records, by its number in :meth:`workers_seen`."""
+        return {i: list(self._logs.get(key, ())) for i, key in enumerate(sorted(self._seen))}
+
+    def set_log_levels(self, levels: dict[str, str]) -> None:
+        """Storm UI's "Change log level": the loggers set now, for the next supersteps."""
+        if levels or self.log_levels:
+            self.log_levels = dict(levels)
 
     def set_debug(self, shares: dict[str, float]) -> None:
         """Storm UI's Debug: each superstep's tasks note this share of their calls."""
@@ -296,6 +310,7 @@ class SparkEngine:
             capture=self.capture,
             watch=self._watch,
             debug_shares=self.debug_shares,
+            log_levels=self.log_levels,
         )
         out = (
             reduce(DataFrame.union, frames)
@@ -345,6 +360,10 @@ class SparkEngine:
                 critical = max(critical, sum(report.profile.values()))
                 self.worker_pids.add(report.pid)
                 self._seen[report.host, report.pid] = report
+                if report.log_lines:
+                    now = time.time()
+                    kept = self._logs.setdefault((report.host, report.pid), deque(maxlen=1000))
+                    kept.extend((now, line) for line in report.log_lines)
         result.profile.add("partition_critical", critical)
         return result
 

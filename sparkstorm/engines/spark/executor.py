@@ -50,6 +50,8 @@ from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.reliability.debug import apply_debug
 from sparkstorm.tasks.gc_tuning import fewer_collections
 from sparkstorm.tasks.hops import run_in_hops
+from sparkstorm.tasks.log_levels import AppliedLevels
+from sparkstorm.tasks.log_ring import LogRing
 from sparkstorm.tasks.process_usage import usage
 from sparkstorm.tasks.profile import Profile
 from sparkstorm.tasks.task_runner import BoltTask
@@ -72,6 +74,21 @@ _PLANS: OrderedDict[str, tuple[Plan, RowCodec, int]] = OrderedDict()
 _RESIDENT: dict[tuple[str, int], tuple[int, BoltTask]] = {}
 _STARTED = time.time()
 """About when this Python worker started: when it first imported this module."""
+_LOG_RING: LogRing | None = None
+"""This Python worker's log records, for the next report (installed at its first run)."""
+_LEVELS = AppliedLevels()
+"""The loggers an operator set (Storm UI's "Change log level"), as of this superstep."""
+
+
+def _logging(levels: dict[str, str] | None) -> None:
+    """Keep this worker's log records for the driver; set the loggers as asked."""
+    global _LOG_RING
+    if _LOG_RING is None:
+        _LOG_RING = LogRing()
+        logging.getLogger().addHandler(_LOG_RING)
+    _LEVELS.apply(levels or {})
+
+
 """(run id, task) -> (superstep of its last snapshot, live task), per worker process."""
 
 
@@ -184,14 +201,16 @@ def run_partition(
     capture: frozenset[str],
     watch: tuple[str, int, float] | None = None,
     debug_shares: dict[str, float] | None = None,
+    log_levels: dict[str, str] | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """Run every task whose rows are in this partition; yield what they emit.
 
     Called by Spark in a Python worker, once per partition per superstep. ``watch`` is
     the driver's blocked-call listener (host, port) and the watchdog's limit;
-    ``debug_shares``,
-    once an operator used Storm UI's Debug, each component's share of calls noted.
+    ``debug_shares``, once an operator used Storm UI's Debug, each component's share of
+    calls noted; ``log_levels``, the loggers an operator set, by level.
     """
+    _logging(log_levels)
     plan, codec, seed = _worker_plan(run_id, plan_bytes)
     if watch is not None:
         _watch(run_id, (watch[0], watch[1]), watch[2])
@@ -297,6 +316,7 @@ def _run_tasks(
             profile,
             socket.gethostname(),
             usage(_STARTED),
+            _LOG_RING.take() if _LOG_RING is not None else [],
         )
     )
 
