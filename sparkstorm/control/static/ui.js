@@ -353,7 +353,7 @@ function showSummary(summary) {
   const checkpoint = summary.checkpoints;
   const workers = summary.workersTotal === null ? "in Spark's executors (see the Spark UI)" : summary.workersTotal;
   facts(document.getElementById("summary"), [
-    ["Name", summary.name], ["Engine", `${summary.engine} (${summary.mode} mode)`], ["Status", summary.status],
+    ["Name", summary.name], ["Engine", summary.engine === summary.mode ? summary.engine : `${summary.engine} (${summary.mode} mode)`], ["Status", summary.status],
     ["Uptime", summary.uptime], [summary.mode === "continuous" ? "Worker turns" : "Supersteps", summary.supersteps],
     ["In flight", summary.inFlight], ["Workers", workers], ["Executors", summary.executorsTotal],
     ["Memory", summary.memoryMb === null ? null : `${text(summary.memoryMb)} MB`],
