@@ -39,6 +39,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from benchmarks.cpu_budget import cpu_snapshot, cpu_used
 from benchmarks.report import report
 from benchmarks.wordcount import warmed_session
 from examples import kafka_word_count as example
@@ -48,6 +49,12 @@ from sparkstorm.connectors.kafka import KafkaSpout, KafkaSpoutConfig
 from tests.connectors.kafka_broker import KafkaBroker
 
 PARTITIONS = 2
+
+
+def cpu_without(broker: KafkaBroker) -> dict[int, tuple[str, float]]:
+    """CPU seconds so far of this process and its children, the broker's left out."""
+    skip = broker.process.pid if broker.process is not None else -1
+    return {pid: v for pid, v in cpu_snapshot().items() if pid != skip}
 
 
 def bare_loop(broker: KafkaBroker, topic: str, out: str, expected: int) -> float:
@@ -127,13 +134,18 @@ class CommitLag:
 
 def topology_run(
     broker: KafkaBroker, engine: str, spark: Any, sentences: list[str]
-) -> tuple[float, float, float]:
-    """(sentences/s, start-up s, worst commit lag s) of the example on ``engine``."""
+) -> tuple[float, float, float, float]:
+    """(sentences/s, start-up s, worst commit lag s, CPU s) of the example on ``engine``.
+
+    The CPU is the run's (driver, JVM, workers; start-up and stop included), not the
+    publishing's nor the broker's.
+    """
     topic, out = broker.topic(PARTITIONS), broker.topic(PARTITIONS)
     example.publish(broker.bootstrap, topic, sentences)
     built, conf = example.build(broker.bootstrap, topic, out)
     if engine == "continuous":
         conf[Config.SPARKSTORM_SPARK_MODE] = "continuous"
+    before = cpu_without(broker)
     with CommitLag(broker, topic, out) as lag:
         result = run(
             built,
@@ -142,9 +154,10 @@ def topology_run(
             spark=spark if engine != "local" else None,
             until_idle=True,
         )
+    secs = sum(cpu_used(before, cpu_without(broker)).values())
     acked = result.stats["sentences"]["acked"]
     assert acked == len(sentences), f"{engine}: {acked} of {len(sentences)} sentences acked"
-    return acked / result.elapsed_secs, result.startup_secs, lag.worst_secs()
+    return acked / result.elapsed_secs, result.startup_secs, lag.worst_secs(), secs
 
 
 class FailOne(Bolt):
@@ -232,15 +245,21 @@ def main() -> None:
         sentences = generated_sentences(args.sentences)
         topology_run(broker, "continuous", spark, sentences[:2000])  # warm the mode up
         rows: dict[str, list[float]] = {"bare loop": [], "continuous": [], "local": []}
+        cpu: dict[str, list[float]] = {name: [] for name in rows}
+        """CPU microseconds per sentence, every process but the broker's."""
         lags: list[float] = []
         startups: list[float] = []
         for _ in range(args.rounds):
             topic, out = broker.topic(PARTITIONS), broker.topic(PARTITIONS)
             example.publish(broker.bootstrap, topic, sentences)
+            before = cpu_without(broker)
             rows["bare loop"].append(bare_loop(broker, topic, out, len(sentences)))
+            secs = sum(cpu_used(before, cpu_without(broker)).values())
+            cpu["bare loop"].append(secs / len(sentences) * 1e6)
             for engine in ("continuous", "local"):
-                rate, startup, lag = topology_run(broker, engine, spark, sentences)
+                rate, startup, lag, secs = topology_run(broker, engine, spark, sentences)
                 rows[engine].append(rate)
+                cpu[engine].append(secs / len(sentences) * 1e6)
                 if engine == "continuous":
                     lags.append(lag)
                     startups.append(startup)
@@ -248,15 +267,24 @@ def main() -> None:
         lines = [
             f"Kafka word count, {len(sentences):,} sentences, median of {args.rounds} rounds "
             f"(Spark session start-up {session_secs:.1f} s, apart)",
-            f"{'row':<34}{'sentences/s':>12}{'x bare':>8}",
+            f"{'row':<34}{'sentences/s':>12}{'x bare':>8}{'CPU us/sentence':>17}"
+            f"{'bound, 2 cores':>16}",
         ]
         for label, name in (
             ("bare confluent-kafka loop", "bare loop"),
             ("topology, continuous, acking on", "continuous"),
             ("topology, local engine", "local"),
         ):
-            rate = statistics.median(rows[name])
-            lines.append(f"{label:<34}{rate:>12,.0f}{rate / bare:>8.2f}")
+            rate, us = statistics.median(rows[name]), statistics.median(cpu[name])
+            bound = 2 / (us / 1e6)  # both cores busy with nothing else, start-up included
+            lines.append(
+                f"{label:<34}{rate:>12,.0f}{rate / bare:>8.2f}{us:>17,.0f}{bound / bare:>15.2f}x"
+            )
+        lines.append(
+            "  CPU us/sentence: the driver's, the JVM's and the workers' CPU over the row "
+            "(the topology rows' start-up and stop included; the broker's left out). "
+            "bound: the rate both cores would give at that CPU a sentence, as x bare."
+        )
         lines.append(
             f"continuous: start-up {statistics.median(startups):.1f} s (apart); commit lag, "
             f"worst {max(lags):.2f} s (offset_commit_period_ms 1 s + one batch allowed)"

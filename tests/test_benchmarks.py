@@ -153,8 +153,8 @@ def test_kafka_rows_count_every_sentence_and_a_stuck_record_is_bounded(kafka):
     topic, out = kafka.topic(bench.PARTITIONS), kafka.topic(bench.PARTITIONS)
     bench.example.publish(kafka.bootstrap, topic, sentences)
     assert bench.bare_loop(kafka, topic, out, len(sentences)) > 0
-    rate, _, lag = bench.topology_run(kafka, "local", None, sentences)  # it asserts the acks
-    assert rate > 0 and lag >= 0
+    rate, _, lag, cpu = bench.topology_run(kafka, "local", None, sentences)  # it asserts the acks
+    assert rate > 0 and lag >= 0 and cpu > 0  # the run took CPU, the broker's left out
     samples, spout = bench.stuck_rss(kafka, 4.0)
     assert samples and all(mb > 0 for _, mb in samples)
     assert spout["failed"] >= 1 and spout["acked"] <= 20_000  # the pause's bound
