@@ -137,9 +137,10 @@ def test_the_api_shows_a_running_topology_and_controls_it(engine, request):
     dump = live.http.post(f"/api/v1/topology/{live.name}/profiling/dumpstack/driver").json()
     assert dump["host"] == socket.gethostname() and dump["pid"] == os.getpid()
     assert "control/run.py" in dump["stacks"]
-    profiled = live.http.post(f"/api/v1/topology/{live.name}/profiling/cpu/driver/1").json()
-    assert profiled["secs"] == 1 and "CPU profile of 1 s" in profiled["profile"]
-    assert "superstep.py" in profiled["profile"]  # the driver's loop, profiled
+    if engine == "local":  # the driver's loop, profiled (the same code on the superstep mode)
+        profiled = live.http.post(f"/api/v1/topology/{live.name}/profiling/cpu/driver/1").json()
+        assert profiled["secs"] == 1 and "CPU profile of 1 s" in profiled["profile"]
+        assert "superstep.py" in profiled["profile"]
     too_long = live.http.post(f"/api/v1/topology/{live.name}/profiling/cpu/driver/900")
     assert too_long.status_code == 400 and "1 to 300 seconds" in too_long.json()["error"]
     # Storm's "Change log level": a logger of the driver for a second, then back

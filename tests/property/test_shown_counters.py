@@ -91,7 +91,7 @@ async def every_answer(control: Control, components: list[str]) -> list[Any]:
 STEPS = st.lists(st.tuples(*(st.integers(0, 50) for _ in range(4))), min_size=2, max_size=8)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(steps=STEPS, order=st.randoms(use_true_random=False))
 def test_no_counter_shown_is_negative_nor_above_what_was_emitted(steps, order):
     states = cumulative(steps)
