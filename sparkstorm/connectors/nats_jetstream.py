@@ -58,6 +58,12 @@ ends while the next messages are on their way (at 0.5 s it did, once in CI)."""
 NATS_SCHEMES = ("nats", "tls", "ws", "wss")
 
 
+def _say_if_failed(done: Future[Any]) -> None:
+    failed = None if done.cancelled() else done.exception()
+    if failed is not None:
+        log.warning("NatsJetStreamSpout: an ack, nak or dead letter failed (%s)", failed)
+
+
 class NatsJetStreamSpout(Spout):
     """Consumes ``subject`` of JetStream ``stream`` as durable consumer ``durable``.
 
@@ -260,13 +266,16 @@ class NatsJetStreamSpout(Spout):
         self.collector.emit([msg.subject, data], msg_id=key)
 
     def _send(self, coroutine: Any) -> None:
-        """Run an ack, nak or publish on the client's loop without waiting for it."""
+        """Run an ack, nak or publish on the client's loop without waiting for it.
+
+        A failure is logged as soon as it happens (the server delivers a message whose
+        ack, nak or term was lost again after ``ack_wait``).
+        """
         while self.sent and self.sent[0].done():  # they finish about in order: O(1) a call
-            done = self.sent.popleft()
-            failed = None if done.cancelled() else done.exception()
-            if failed is not None:  # else unseen: a lost term or nak waits for ack_wait
-                log.warning("NatsJetStreamSpout: an ack, nak or dead letter failed (%s)", failed)
-        self.sent.append(asyncio.run_coroutine_threadsafe(coroutine, self.loop))
+            self.sent.popleft()
+        future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        future.add_done_callback(_say_if_failed)
+        self.sent.append(future)
 
     def message_key(self, msg_id: Any) -> int:
         """The stream sequence, which names the message in any run."""
@@ -291,13 +300,29 @@ class NatsJetStreamSpout(Spout):
             self._send(msg.nak(delay=self.nak_delay_secs))
 
     async def _dead_letter(self, msg: Any, delivered: int, reason: FailReason | None) -> None:
+        """Store a copy on the dead-letter subject, then terminate the message.
+
+        A copy the server did not confirm (a loaded server, a lost connection) is said at
+        once and the message is nak-ed, so it comes back after ``nak_delay_secs`` and is
+        dead-lettered again, rather than after ``ack_wait`` while the rest waits.
+        """
         headers = {
             **(msg.headers or {}),
             ATTEMPTS_HEADER: str(delivered),
             REASON_HEADER: str(reason) if reason is not None else "unknown",
         }
         assert self.dead_letter_subject is not None
-        await self.js.publish(self.dead_letter_subject, msg.data, headers=headers)
+        try:
+            await self.js.publish(self.dead_letter_subject, msg.data, headers=headers)
+        except Exception as exc:
+            log.warning(
+                "NatsJetStreamSpout: the dead letter of message %d failed (%s); it is "
+                "delivered again",
+                msg.metadata.sequence.stream,
+                exc,
+            )
+            await msg.nak(delay=self.nak_delay_secs)
+            return
         await msg.term()  # only once the copy is stored: a crash in between duplicates
 
     async def _finish_fetch(self) -> None:
