@@ -504,6 +504,14 @@ def _shown_error(control: Control, error: Any, where: dict[int, Any]) -> dict[st
     }
 
 
+def _number(raw: str) -> float:
+    """A path's or query's number, or -1 when it is none (every caller refuses < 0)."""
+    try:
+        return float(raw)
+    except ValueError:
+        return -1.0
+
+
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
@@ -639,10 +647,7 @@ class _Handlers:
             command = Command(action)
             if action in (KILL, REBALANCE):
                 raw = request.path_params.get("wait", "")
-                try:
-                    wait = float(raw)
-                except ValueError:
-                    wait = -1.0
+                wait = _number(raw)
                 if not 0 <= wait < 86400:
                     return _error(400, f"{action}/{raw}: the wait must be seconds >= 0")
                 command = Command(action, wait)
@@ -701,10 +706,7 @@ class _Handlers:
             return _error(404, f"debug: no component {component!r} to debug ({names})")
         if action not in ("enable", "disable"):
             return _error(400, f"debug/{action}: the action is enable or disable")
-        try:
-            percent = float(raw)
-        except ValueError:
-            percent = -1.0
+        percent = _number(raw)
         if not 0 < percent <= 100:
             return _error(400, f"debug/{action}/{raw}: the sampling percentage is in (0, 100]")
         shown = percent if action == "enable" else 0.0
@@ -787,10 +789,7 @@ class _Handlers:
         if (problem := self.known(request) or self.allowed(request)) is not None:
             return problem
         raw, raw_secs = request.path_params["worker"], request.path_params["secs"]
-        try:
-            secs = float(raw_secs)
-        except ValueError:
-            secs = -1.0
+        secs = _number(raw_secs)
         if not 0 < secs <= MAX_PROFILE_SECS:
             return _error(400, f"profiling/cpu/{raw}/{raw_secs}: profile 1 to 300 seconds")
         workers = _continuous_workers(self.control)
@@ -878,10 +877,7 @@ class _Handlers:
         except UnicodeDecodeError:
             return _error(400, f"drpc/{function}: the body (the arguments) must be UTF-8 text")
         raw = request.query_params.get("timeout", str(self.control.drpc_timeout))
-        try:
-            timeout = float(raw)
-        except ValueError:
-            timeout = -1.0
+        timeout = _number(raw)
         if not 0 < timeout <= 86400:
             return _error(400, f"drpc/{function}?timeout={raw}: the timeout must be seconds > 0")
         try:
