@@ -114,6 +114,7 @@ class ContinuousRuntime:
         self._lost_stats: list[TaskStats] = []
         """Statistics of the tasks of stage attempts that were lost (they add up)."""
         self.reports: dict[int, WorkerReport] = {}
+        """Each worker's newest report."""
         self.stacks: dict[int, tuple[float, str]] = {}
         """Per worker, the latest dump of its threads the operator asked for: (when, text)."""
         self.cpu_profiles: dict[int, tuple[float, str]] = {}
@@ -123,7 +124,6 @@ class ContinuousRuntime:
         self._usage_marks: dict[int, tuple[ProcessUsage, ProcessUsage]] = {}
         """Per worker, two usages at least :data:`CPU_SHARE_SECS` apart, the newer at
         most that old: its CPU share is measured from the older."""
-        """Each worker's newest report."""
         if capture:
             self.conf[SPARKSTORM_CAPTURE] = sorted(self.plan.components)
         self.clock = clock

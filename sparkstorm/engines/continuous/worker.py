@@ -354,14 +354,7 @@ class Worker:
         ran = self._run_bolts(now)
         emitted = self._run_spouts(now)
         self._flush()
-        if self._cpu is not None and (text := self._cpu.done()) is not None:
-            self._cpu, self._cpu_text = None, text
-        if (
-            self._probe >= 0
-            or self._stacks
-            or self._cpu_text
-            or time.monotonic() >= self._next_report
-        ):
+        if self._probe >= 0 or time.monotonic() >= self._next_report:
             self._report()
         return bool(got or ran or emitted)
 
@@ -402,7 +395,7 @@ class Worker:
             elif command[0] == PROFILE:
                 self._cpu = CpuProfile(command[1])
             elif command[0] == STACKS:  # sent at the end of this turn
-                self._stacks = thread_stacks()
+                self._stacks, self._next_report = thread_stacks(), 0.0
 
     def _system(self, action: str, txid: float, tasks: list[int]) -> None:
         """A checkpoint instruction: to the local ``tasks``, ahead of what waits for them."""
@@ -563,6 +556,8 @@ class Worker:
     def _report(self, final: bool = False, failure: BaseException | None = None) -> None:
         self._next_report = time.monotonic() + REPORT_SECS
         self.log_levels.expire()
+        if self._cpu is not None and (text := self._cpu.done()) is not None:
+            self._cpu, self._cpu_text = None, text
         for spout in self.spouts.values():
             spout.collector.hand_over(self.errors, self.debug)
         stats = [s.stats for s in self.spouts.values()] + [t.stats for t in self.bolts.values()]
