@@ -73,6 +73,9 @@ OPEN_SECS = 3.0
 RETRY_LOOKUP_SECS = 0.2
 """How long a later attempt may hold ``next_tuple`` (every ``RETRY_SECS``)."""
 RETRY_SECS = 5.0
+REPORTS_EVERY = 64
+"""Produces between two services of ``KafkaBolt``'s delivery reports (ticks serve them too):
+each service costs more than a produce, and a report waits at most one tick."""
 
 
 class FirstPollOffsetStrategy(enum.Enum):
@@ -627,7 +630,7 @@ class KafkaBolt(Bolt):
         self, conf: dict[str, Any], context: TopologyContext, collector: OutputCollector
     ) -> None:
         """Make the idempotent producer."""
-        self.collector = collector
+        self.collector, self.unserved = collector, 0
         self.producer = Producer(
             {
                 "bootstrap.servers": self.bootstrap_servers,
@@ -638,21 +641,26 @@ class KafkaBolt(Bolt):
         )
 
     def execute(self, tup: Tuple) -> None:
-        """Produce the tuple; serve the delivery reports that came."""
-        if not tup.is_tick():
-            topic = self.topic or self.topic_selector(tup)  # type: ignore[misc]
-            key = tup.get(self.key_field) if self.key_field in tup.fields else None
-            value = tup.get(self.message_field)
-            try:
-                self.producer.produce(
-                    topic, _bytes(value), _bytes(key), on_delivery=self._reported(tup)
-                )
-            except (BufferError, KafkaException) as exc:
-                self.collector.report_error(exc)
-                self.collector.fail(tup)
-        else:
+        """Produce the tuple; serve the delivery reports every ``REPORTS_EVERY`` tuples."""
+        if tup.is_tick():
             self.collector.ack(tup)
-        self.producer.poll(0)
+            self.unserved = 0
+            self.producer.poll(0)
+            return
+        topic = self.topic or self.topic_selector(tup)  # type: ignore[misc]
+        key = tup.get(self.key_field) if self.key_field in tup.fields else None
+        value = tup.get(self.message_field)
+        try:
+            self.producer.produce(
+                topic, _bytes(value), _bytes(key), on_delivery=self._reported(tup)
+            )
+        except (BufferError, KafkaException) as exc:
+            self.collector.report_error(exc)
+            self.collector.fail(tup)
+        self.unserved += 1
+        if self.unserved >= REPORTS_EVERY:
+            self.unserved = 0
+            self.producer.poll(0)
 
     def _reported(self, tup: Tuple) -> Callable[[Any, Any], None]:
         def report(error: Any, message: Any) -> None:

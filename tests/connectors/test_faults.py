@@ -159,7 +159,7 @@ def test_poison_and_undecodable_are_dead_lettered_and_the_rest_flows(broker, eng
     assert "not utf-8 text" in run.output()  # the error says what is wrong with it
 
 
-@every_source_and_on_spark("redis", "kafka")
+@every_source_and_on_spark("redis")
 def test_sigkill_then_a_server_side_close_lose_nothing(broker, engine, tmp_path):
     broker.publish(healthy(MESSAGES))
     # NATS redelivers what the dead process held after its ack wait, three message
@@ -194,12 +194,15 @@ def test_sigkill_then_a_server_side_close_lose_nothing(broker, engine, tmp_path)
 
 @pytest.mark.parametrize("broker", ["kafka"], indirect=True)
 def test_a_spark_worker_killed_under_the_kafka_spout_loses_nothing(broker, tmp_path):
-    """The continuous mode's spout runs in a Spark Python worker: SIGKILL one mid-run.
+    """The continuous mode's spout runs in a Spark Python worker: SIGKILL one mid-run,
+    then restart the broker under the workers that took over.
 
     The workers start again, the spout reads again from the group's commit, and every
     message is written; what is written twice is at most what was in flight or acked and
-    not committed when the worker died. (The other sources' worker kill, with exact
-    stateful counts, is ``tests/state/test_sigkill_proof.py``'s.)
+    not committed when the worker died, and what was in flight at the restart. (The
+    driver's SIGKILL on this mode is Redis's above: the spout's code is Kafka's on every
+    mode. The other sources' worker kill, with exact stateful counts, is
+    ``tests/state/test_sigkill_proof.py``'s.)
     """
     broker.publish(healthy(MESSAGES))
     run = Cli(broker, "continuous", tmp_path, pending=PENDING)
@@ -210,6 +213,9 @@ def test_a_spark_worker_killed_under_the_kafka_spout_loses_nothing(broker, tmp_p
     killed_at = len(writes(broker))
     assert killed_at < MESSAGES, "the kill was not mid-run"
     read_again = broker.written_not_committed(killed_at)
+    run.until(lambda: len(writes(broker)) >= (killed_at + MESSAGES) // 2, "more rows", 180)
+    assert len(writes(broker)) < MESSAGES, "the restart was not mid-run"
+    assert broker.drop_connections() > 0, "found no connection of the spout's to close"
     run.until(lambda: len(writes(broker)) == MESSAGES, "every row", 180)
     run.until(lambda: broker.remaining() == 0, "every offset committed", 60)
     assert "lost" in run.output(), run.output()[-3000:]  # the loss was seen, and recovered
@@ -217,7 +223,8 @@ def test_a_spark_worker_killed_under_the_kafka_spout_loses_nothing(broker, tmp_p
     rows = writes(broker)
     assert sorted(rows) == list(range(MESSAGES))
     duplicated = sum(1 for n in rows.values() if n > 1)
-    assert duplicated <= PENDING + read_again, (duplicated, read_again)
+    assert duplicated <= 2 * PENDING + read_again, (duplicated, read_again)
+    assert broker.dead_letters() == []
 
 
 def one_clear_line(run: Cli, expected_code: int, *needles: str) -> str:
