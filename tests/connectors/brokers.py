@@ -447,6 +447,11 @@ class Kafka(Broker):
         finally:
             consumer.close()
 
+    def partition_ends(self) -> list[tuple[int, int, int]]:
+        """(low, high, committed by the spout's group) per partition: for a failure's
+        message."""
+        return self._ends(self.name, self.partitions)
+
     def committed_total(self) -> int:
         """The group's committed offsets, summed: the records it is done with."""
         return sum(max(low, kept) for low, _, kept in self._ends(self.name, self.partitions))
