@@ -56,6 +56,9 @@ its batch only at this deadline, so it bounds how long delivered messages sit un
 it must stay well under ``sparkstorm.idle.grace.secs`` (0.5 s), or an until-idle run
 ends while the next messages are on their way (at 0.5 s it did, once in CI)."""
 NATS_SCHEMES = ("nats", "tls", "ws", "wss")
+LATE_SWEEPS = 30
+"""At most this many sweeps (``FETCH_SECS`` and a round trip each) for what a pull request
+delivered after ``close`` took the fetch's messages; two empty ones in a row end them."""
 
 
 def _say_if_failed(done: Future[Any]) -> None:
@@ -336,7 +339,8 @@ class NatsJetStreamSpout(Spout):
         and a fetch that gave up part-way through a batch leaves the rest in the
         subscription's queue, where only the next fetch would have found it. So: wait
         for the request to expire, make a round trip so that all the server sent has
-        arrived, and take the queue. Nothing can be delivered after that.
+        arrived, and take the queue. What a request the server read late still delivers
+        after that is :meth:`_return_late`'s.
         """
         try:
             await asyncio.wait_for(asyncio.shield(self.fetcher), CONNECT_SECS)
@@ -361,6 +365,30 @@ class NatsJetStreamSpout(Spout):
             if not JetStreamContext.is_status_msg(msg):  # not "no messages", "timeout", ...
                 taken.append(msg)
         return taken
+
+    async def _return_late(self) -> int:
+        """Nak what was delivered after the fetch's messages were taken; how many.
+
+        A pull request lives on in the server until its own deadline, counted from when
+        the server read it: on a loaded machine that is later than the client counts,
+        and such a request takes messages from the stream, and the ones just nak-ed,
+        after :meth:`_finish_fetch` took the queue. Closed with them unseen, they would
+        wait out ``ack_wait`` (a graceful stop's next run, on the continuous mode beside
+        a busy core, ended idle 24 messages short). So: sweep the queue until two sweeps
+        in a row find nothing.
+        """
+        returned, empty = 0, 0
+        for _ in range(LATE_SWEEPS):
+            await asyncio.sleep(FETCH_SECS)
+            await self.client.flush(timeout=int(CONNECT_SECS))
+            late = self._undelivered()
+            empty = 0 if late else empty + 1
+            if empty == 2:
+                break
+            for msg in late:
+                await msg.nak()
+            returned += len(late)
+        return returned
 
     async def _flush_and_close(self) -> None:
         """Acks and naks are buffered writes: without the flush, close can drop them."""
@@ -397,6 +425,14 @@ class NatsJetStreamSpout(Spout):
                     future.result(CONNECT_SECS)
                 except Exception as exc:
                     log.warning("NatsJetStreamSpout: an ack or nak failed at close (%s)", exc)
+            late = asyncio.run_coroutine_threadsafe(self._return_late(), self.loop)
+            try:
+                returned = late.result(LATE_SWEEPS * (FETCH_SECS + CONNECT_SECS))
+            except Exception as exc:  # they come back after ack_wait: said, not raised
+                log.warning("NatsJetStreamSpout: late deliveries not returned (%s)", exc)
+            else:
+                if returned:
+                    log.info("NatsJetStreamSpout: %d late delivery(ies) returned", returned)
             asyncio.run_coroutine_threadsafe(self._flush_and_close(), self.loop).result(
                 2 * CONNECT_SECS
             )
