@@ -348,9 +348,13 @@ class NatsJetStreamSpout(Spout):
             self.fetcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self.fetcher
+        self.buffer.extend(await self._sweep())
+
+    async def _sweep(self) -> list[Any]:
+        """What arrived and no fetch took, after a fetch's deadline and a round trip."""
         await asyncio.sleep(FETCH_SECS)
         await self.client.flush(timeout=int(CONNECT_SECS))
-        self.buffer.extend(self._undelivered())
+        return self._undelivered()
 
     def _undelivered(self) -> list[Any]:
         """Empty the subscription's queue of what the server delivered and no fetch took.
@@ -379,9 +383,7 @@ class NatsJetStreamSpout(Spout):
         """
         returned, empty = 0, 0
         for _ in range(LATE_SWEEPS):
-            await asyncio.sleep(FETCH_SECS)
-            await self.client.flush(timeout=int(CONNECT_SECS))
-            late = self._undelivered()
+            late = await self._sweep()
             empty = 0 if late else empty + 1
             if empty == 2:
                 break

@@ -67,8 +67,9 @@ def make_continuous_engine(
     from sparkstorm.engines.spark.continuous import BarrierLauncher, local_slots
     from sparkstorm.engines.spark.session import create_session, driver_host
 
-    settings = spark_settings(conf)
-    session = spark or create_session(master or "local[*]", settings, ui=spark_ui, sql=False)
+    session = spark or create_session(
+        master or "local[*]", spark_settings(conf), ui=spark_ui, sql=False
+    )
     context = session.sparkContext
     slots = local_slots(str(context.master)) or context.defaultParallelism
     workers = conf[SPARKSTORM_SPARK_PARTITIONS] or slots

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from sparkstorm.errors import SparkStormError
 
 if TYPE_CHECKING:
+    from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
 
@@ -163,8 +164,7 @@ class SqlOnDemand:
         from pyspark import SparkConf, SparkContext
 
         self._builder = builder
-        options = getattr(builder, "_options", {})  # PySpark's, since 2.0
-        self.sparkContext = SparkContext.getOrCreate(SparkConf().setAll(list(options.items())))
+        self.sparkContext = SparkContext.getOrCreate(_spark_conf(builder) or SparkConf())
         self._session: SparkSession | None = None
 
     def __getattr__(self, name: str) -> Any:
@@ -192,15 +192,12 @@ def _launch_gateway(builder: SparkSession.Builder) -> None:
     here with the same settings, the session then takes it as its own. Spark's log goes
     to a file (:func:`_log_config`), so little else comes that way, and all of it shows.
     """
-    from pyspark import SparkConf, SparkContext
+    from pyspark import SparkContext
     from pyspark.java_gateway import launch_gateway
 
-    options = getattr(builder, "_options", None)  # PySpark's, since 2.0
-    if SparkContext._gateway is not None or options is None:
+    conf = _spark_conf(builder)
+    if SparkContext._gateway is not None or conf is None:
         return
-    conf = SparkConf()
-    for key, value in options.items():
-        conf.set(key, value)
     gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})  # type: ignore[no-untyped-call]
     jvm_stderr = gateway.proc.stderr
 
@@ -213,6 +210,14 @@ def _launch_gateway(builder: SparkSession.Builder) -> None:
 
     threading.Thread(target=pass_on, name="sparkstorm-jvm-stderr", daemon=True).start()
     SparkContext._gateway, SparkContext._jvm = gateway, gateway.jvm
+
+
+def _spark_conf(builder: SparkSession.Builder) -> SparkConf | None:
+    """The settings ``builder`` was given, as a SparkConf (None: a PySpark without them)."""
+    from pyspark import SparkConf
+
+    options = getattr(builder, "_options", None)  # PySpark's, since 2.0
+    return None if options is None else SparkConf().setAll(list(options.items()))
 
 
 def _log_file() -> Path:
