@@ -76,12 +76,12 @@ def test_main_command_runs_on_spark_with_its_ui_on_loopback_and_no_superstep_war
     stdout = "".join(lines) + out
     assert proc.returncode == 0, err[-2000:]
     loopback = {"0100007F", "0000000000000000FFFF00000100007F", "00000000000000000000000001000000"}
-    assert addresses and addresses <= loopback, addresses
-    assert "on spark (continuous mode)" in stdout and "worker turns)" in stdout
+    assert addresses and addresses <= loopback, (port, addresses)
     output = stdout + err
-    assert "locally checkpointed" not in output  # Spark warned once per superstep
-    assert " WARN " not in output  # Spark's log goes to its file, named at start
-    assert "WARNING: Using incubator modules" not in output  # the JVM's, on every start
+    assert "on spark (continuous mode)" in stdout and "worker turns)" in stdout, output
+    assert "locally checkpointed" not in output, output  # Spark warned once per superstep
+    assert " WARN " not in output, output  # Spark's log goes to its file, named at start
+    assert "WARNING: Using incubator modules" not in output, output  # the JVM's, every start
     log_file = Path(stdout.split("Spark log: ")[1].split()[0])
     assert " WARN " in log_file.read_text()
 
