@@ -66,20 +66,21 @@ def test_a_shutdown_fails_what_is_pending_with_reason_shutdown():
 
 
 def test_what_a_worker_reports_while_another_still_starts_reaches_the_driver(monkeypatch):
-    """A spout that cannot reach its broker says so at ``open``. Its worker's first report
-    can come before the last worker's hello: it must not be dropped, or an until-idle run
-    ends with no error at all (exit 0 for a source that was never reached)."""
+    """A spout that cannot reach its broker says so at ``open``: the report must reach the
+    driver whichever worker starts last, or an until-idle run ends with no error at all
+    (exit 0 for a source that was never reached). Workers wait for every hello before
+    they open their spouts (the driver then sends the peers' addresses)."""
     from sparkstorm.engines.continuous.worker import Worker
     from tests.continuous.components import UnreachableSource
 
-    connect = Worker.connect
+    hello = Worker.hello
 
-    def late_hello(self, peers, control):
+    def late_hello(self, address, control):
         if self.index == 1:
-            time.sleep(1.0)  # a worker slow to start: the other has opened and reported
-        connect(self, peers, control)
+            time.sleep(1.0)  # a worker slow to start
+        hello(self, address, control)
 
-    monkeypatch.setattr(Worker, "connect", late_hello)
+    monkeypatch.setattr(Worker, "hello", late_hello)
     builder = TopologyBuilder()
     builder.set_spout("source", UnreachableSource(), 2)
     builder.set_bolt("check", InOrder()).shuffle_grouping("source")
@@ -87,7 +88,7 @@ def test_what_a_worker_reports_while_another_still_starts_reaches_the_driver(mon
     said = sorted(e.message for e in runtime.errors)
     spout_tasks = runtime.plan.component_tasks("source")
     assert said == [f"ConnectionError: task {t}: 127.0.0.1:9 refused" for t in spout_tasks]
-    assert {runtime.plan.worker_of[t] for t in spout_tasks} == {0, 1}  # one reported early
+    assert {runtime.plan.worker_of[t] for t in spout_tasks} == {0, 1}
 
 
 def test_a_host_gone_for_good_leaves_the_run_on_the_workers_it_can_still_get(tmp_path):
@@ -120,15 +121,15 @@ def test_a_host_gone_for_good_leaves_the_run_on_the_workers_it_can_still_get(tmp
 def test_a_first_start_that_fails_is_a_loss_like_any_other_and_the_run_goes_on(monkeypatch):
     from sparkstorm.engines.continuous.worker import Worker
 
-    connect = Worker.connect
+    hello = Worker.hello
 
-    def fails_first(self, peers, control):
+    def fails_first(self, address, control):
         if self.attempt == 0 and self.index == 1:
             msg = "the host went away while the stage started"
             raise ConnectionError(msg)
-        connect(self, peers, control)
+        hello(self, address, control)
 
-    monkeypatch.setattr(Worker, "connect", fails_first)
+    monkeypatch.setattr(Worker, "hello", fails_first)
     builder = TopologyBuilder()
     builder.set_spout("numbers", NumberSpout(500))
     builder.set_bolt("check", InOrder(), 2).shuffle_grouping("numbers")

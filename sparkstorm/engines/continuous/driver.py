@@ -30,6 +30,7 @@ from sparkstorm.engines.continuous.security import Gate, RunKeys
 from sparkstorm.engines.continuous.worker import (
     ACTIVATE,
     DEACTIVATE,
+    PEERS,
     PROBE,
     SHUTDOWN_NOW,
     Worker,
@@ -114,14 +115,14 @@ def place(plan: Plan, workers: int) -> None:
     plan.worker_of = {t: i % plan.workers for i, t in enumerate(tasks)}
 
 
-def run_worker(
-    setup: WorkerSetup, index: int, host: str, exchange: Any, log_ring: LogRing | None = None
-) -> None:
-    """The body of one worker: bind, exchange addresses, connect, prepare, loop, close.
+def run_worker(setup: WorkerSetup, index: int, host: str, log_ring: LogRing | None = None) -> None:
+    """The body of one worker: bind, say hello, connect to the peers, prepare, loop, close.
 
-    ``exchange(address)`` returns every worker's address, by index (Spark's
-    ``BarrierTaskContext.allGather``). A watchdog reports a user call that blocks.
-    ``log_ring`` keeps the process's log records for the worker's reports.
+    The driver hands out every worker's address once all have said hello: Spark's
+    ``BarrierTaskContext.allGather`` would do it too, but its task thread looks for the
+    answer once a second (``Thread.sleep(1000)``), a second added to every start and
+    restart. A watchdog reports a user call that blocks. ``log_ring`` keeps the process's
+    log records for the worker's reports.
     """
     setup.code.install()  # before the plan: its classes may come from the user's folders
     plan: Plan = cloudpickle.loads(setup.plan_bytes)
@@ -142,8 +143,11 @@ def run_worker(
     report = _blocked_reporter(setup, index, context, threading.get_ident())
     try:
         with Watchdog(worker.call_under_way, plan.conf[SPARKSTORM_WATCHDOG_SECS], report):
-            addresses = exchange(worker.bind(host))
-            worker.connect(list(addresses), setup.control)
+            worker.hello(worker.bind(host), setup.control)
+            peers = worker.await_peers(START_TIMEOUT_SECS)
+            if peers is None:
+                return
+            worker.connect(peers)
             worker.prepare()
             worker.run()
     finally:
@@ -185,6 +189,8 @@ class ContinuousEngine:
         self.hosts: dict[int, str] = {}
         """Worker -> the host it runs on (its hello says)."""
         self.finished: set[int] = set()
+        self._addresses: dict[int, str] = {}
+        """Worker -> the address its peers send to (its hello says)."""
         self._heard: dict[int, float] = {}
         """Worker -> when (``time.monotonic()``) it last sent anything."""
         self.timeout_secs = 30.0
@@ -288,6 +294,7 @@ class ContinuousEngine:
             replays=replays,
         )
         self._identities, self.pids, self.hosts, self.finished = {}, {}, {}, set()
+        self._addresses = {}
         self._heard, self._early = {}, []
         self._launch()
 
@@ -324,6 +331,8 @@ class ContinuousEngine:
                 )
                 raise WorkersLost(msg)
             self._early += self._receive(0.05)
+        peers = [self._addresses[i] for i in range(self.workers)]
+        self.command((PEERS, peers))
 
     def command(self, command: Any, worker: int | None = None) -> None:
         """Send ``command`` to every worker (or to ``worker``); each takes it in order."""
@@ -376,6 +385,7 @@ class ContinuousEngine:
             if isinstance(message, tuple) and message[0] == "hello":
                 self._identities[message[1]] = identity
                 self.pids[message[1]], self.hosts[message[1]] = message[2], message[3]
+                self._addresses[message[1]] = message[4]
             elif isinstance(message, tuple) and message[0] == BLOCKED:
                 self._on_blocked(*message[1:])
             elif isinstance(message, WorkerReport):

@@ -1,14 +1,12 @@
 """Workers as threads of the driver's process: the continuous mode without Spark.
 
 For tests of the data plane and for debugging: the same worker code, sockets and
-frames as in Spark's barrier tasks, on loopback, with a thread barrier in place of
-``BarrierTaskContext.allGather``.
+frames as in Spark's barrier tasks, on loopback.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 from sparkstorm.engines.continuous.driver import WorkerSetup, run_worker
@@ -32,23 +30,12 @@ class ThreadLauncher:
         """Start one thread per worker."""
         self._failure = None
         self._threads = []
-        addresses: list[str] = [""] * setup.workers
-        barrier = threading.Barrier(setup.workers)
-
-        def exchange_for(index: int) -> Callable[[str], list[str]]:
-            def exchange(address: str) -> list[str]:
-                addresses[index] = address
-                barrier.wait()
-                return list(addresses)
-
-            return exchange
 
         def body(index: int) -> None:
             try:
-                run_worker(setup, index, "127.0.0.1", exchange_for(index))
+                run_worker(setup, index, "127.0.0.1")
             except BaseException as exc:
                 self._failure = exc
-                barrier.abort()
 
         for index in range(setup.workers):
             thread = threading.Thread(target=body, args=(index,), name=f"worker-{index}")

@@ -84,6 +84,9 @@ REPORT_SECS = 0.25
 
 # commands from the driver: a name, or (name, argument...)
 ACTIVATE, DEACTIVATE, SHUTDOWN_NOW = "activate", "deactivate", "shutdown"
+PEERS = "peers"
+"""``(PEERS, addresses)``: every worker's data address, by index; the driver's first
+command, once every worker has said hello."""
 TIME, PROBE, FEED, EPOCH = "time", "probe", "feed", "epoch"
 PAUSE = "pause"
 """``(PAUSE, flag)``: stop or resume asking the spouts, without their ``deactivate``."""
@@ -284,8 +287,31 @@ class Worker:
         port = self.receiver.bind_to_random_port(f"tcp://{host}")
         return f"tcp://{host}:{port}"
 
-    def connect(self, peers: list[str], control: str) -> None:
-        """Connect to every other worker's address and to the driver's control socket."""
+    def hello(self, address: str, control: str) -> None:
+        """Connect to the driver's control socket and say hello, with our data address."""
+        self.control.setsockopt(zmq.IDENTITY, f"worker-{self.attempt}-{self.index}".encode())
+        self.control.setsockopt(zmq.LINGER, 2000)
+        if self.keys is not None:
+            self.keys.join(self.control)
+        self.control.connect(control)
+        hello = ("hello", self.index, os.getpid(), platform.node(), address)
+        self.control.send(pickle.dumps(hello))
+
+    def await_peers(self, timeout: float) -> list[str] | None:
+        """Every worker's address, sent by the driver once all have said hello.
+
+        None if the driver shuts the run down first (another worker failed to start).
+        """
+        if not self.control.poll(int(timeout * 1000)):
+            msg = f"worker {self.index}: no word from the driver {timeout:.0f} s after hello"
+            raise TimeoutError(msg)
+        command = pickle.loads(self.control.recv())
+        if isinstance(command, tuple) and command[0] == PEERS:
+            return list(command[1])
+        return None
+
+    def connect(self, peers: list[str]) -> None:
+        """Connect to every other worker's address."""
         for i, address in enumerate(peers):
             if i != self.index:
                 socket = self.context.socket(zmq.PUSH)
@@ -295,12 +321,6 @@ class Worker:
                     self.keys.join(socket)
                 socket.connect(address)
                 self.peers[i] = _Peer(socket)
-        self.control.setsockopt(zmq.IDENTITY, f"worker-{self.attempt}-{self.index}".encode())
-        self.control.setsockopt(zmq.LINGER, 2000)
-        if self.keys is not None:
-            self.keys.join(self.control)
-        self.control.connect(control)
-        self.control.send(pickle.dumps(("hello", self.index, os.getpid(), platform.node())))
 
     def prepare(self) -> None:
         """Prepare the bolt tasks and open the spouts (Storm does both as a worker starts)."""

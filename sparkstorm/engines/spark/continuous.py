@@ -2,11 +2,11 @@
 
 ``rdd.barrier().mapPartitions`` launches one Spark task per worker, all together or
 none (gang scheduling), as PySpark's TorchDistributor runs cooperating Python processes.
-Each task binds its data socket, tells the others where with
-``BarrierTaskContext.allGather`` (added to Spark for exactly this), and runs its worker
-until the driver shuts the run down; the Python worker belongs to the task for the whole
-run. The job runs in a thread of the driver, in the run's job group, so that the Spark
-UI shows it as one job and a stop can cancel it.
+Each task binds its data socket, tells the driver where, gets every other worker's
+address back from it (``run_worker`` says why not ``BarrierTaskContext.allGather``), and
+runs its worker until the driver shuts the run down; the Python worker belongs to the
+task for the whole run. The job runs in a thread of the driver, in the run's job group,
+so that the Spark UI shows it as one job and a stop can cancel it.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def _worker_body(setup: WorkerSetup, loopback: bool) -> Any:
         ring = LogRing()  # this Python worker's records, for the page's worker log
         logging.getLogger().addHandler(ring)
         try:
-            run_worker(setup, index, host, context.allGather, ring)
+            run_worker(setup, index, host, ring)
         finally:
             logging.getLogger().removeHandler(ring)
         return iter([])
