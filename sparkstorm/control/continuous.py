@@ -177,12 +177,16 @@ class ContinuousRuntime:
         if not self.active and not self.killed:
             self.active = True
             self.engine.activate()
+            self._idle_at = (0.0, False)
 
     def deactivate(self) -> None:
         """Stop the spouts' ``next_tuple`` calls; tuples in flight go on."""
         if self.active and not self.killed:
             self.active = False
             self.engine.deactivate()
+            # a verdict from before: a stop's drain read "idle, nothing pending" from it
+            # while a spout's last emit was on its way, and failed that tree at once
+            self._idle_at = (0.0, False)
 
     def step(self) -> None:
         """Send simulated time and fed tuples on; take the reports of a short wait."""
@@ -337,6 +341,7 @@ class ContinuousRuntime:
             items = spout.handed_over()
             if items:
                 self.engine.command((FEED, key, items), self.plan.worker_of[task])
+                self._idle_at = (0.0, False)
 
     def take_report(self, report: WorkerReport) -> None:
         """Keep what a worker reported: statistics, errors, captured tuples, fed outcomes."""

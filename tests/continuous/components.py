@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -230,3 +231,22 @@ class UnreachableSource(Spout):
 
     def declare_output_fields(self, declarer: Any) -> None:
         declarer.declare(Fields("number"))
+
+
+ASKED, EMITTED = threading.Event(), threading.Event()
+"""For :class:`EmitsWhenAsked`, whose workers are threads of the test's process."""
+
+
+class EmitsWhenAsked(Spout):
+    """Emits one tuple (msg id 1) once :data:`ASKED` is set, then sets :data:`EMITTED`."""
+
+    def open(self, conf: Any, context: Any, collector: Any) -> None:
+        self.collector = collector
+
+    def next_tuple(self) -> None:
+        if ASKED.is_set() and not EMITTED.is_set():
+            self.collector.emit([1, 0, 1], msg_id=1)
+            EMITTED.set()
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("number", "task", "seq"))

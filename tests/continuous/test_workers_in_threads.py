@@ -65,6 +65,33 @@ def test_a_shutdown_fails_what_is_pending_with_reason_shutdown():
     assert (spout["acked"], spout["failed"], spout["fail_reasons"]) == (0, 5, {"shutdown": 5})
 
 
+def test_a_stop_just_after_an_idle_verdict_still_waits_for_the_last_emit():
+    """The driver reuses an idle verdict for 50 ms. A stop in that window read "idle,
+    nothing pending" from before a spout's last emit, ended the drain at once, and failed
+    a tree that a sink's next tick would have completed (a graceful stop's next run then
+    wrote that row again: seen beside a busy core)."""
+    from tests.continuous.components import ASKED, EMITTED, EmitsWhenAsked, HoldUntilTick
+
+    ASKED.clear()
+    EMITTED.clear()
+    builder = TopologyBuilder()
+    builder.set_spout("one", EmitsWhenAsked())
+    builder.set_bolt("hold", HoldUntilTick(most=1)).global_grouping("one").add_configuration(
+        "topology.tick.tuple.freq.secs", 1
+    )
+    engine = ContinuousEngine(ThreadLauncher(), "127.0.0.1", 2)
+    runtime = ContinuousRuntime("late", builder.create_topology(), Config(), engine)
+    deadline = time.monotonic() + 30
+    while not runtime.idle():
+        runtime.step()
+        assert time.monotonic() < deadline, runtime.busy_with()
+    ASKED.set()  # the verdict is fresh: the emit comes right after it
+    assert EMITTED.wait(5)
+    runtime.kill(drain_secs=10, wait_pending=True)
+    spout = runtime.stats()["one"]
+    assert (spout["acked"], spout["failed"]) == (1, 0), spout
+
+
 def test_what_a_worker_reports_while_another_still_starts_reaches_the_driver(monkeypatch):
     """A spout that cannot reach its broker says so at ``open``: the report must reach the
     driver whichever worker starts last, or an until-idle run ends with no error at all
