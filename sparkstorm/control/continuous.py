@@ -177,16 +177,14 @@ class ContinuousRuntime:
         if not self.active and not self.killed:
             self.active = True
             self.engine.activate()
-            self._idle_at = (0.0, False)
+            self._forget_idle()
 
     def deactivate(self) -> None:
         """Stop the spouts' ``next_tuple`` calls; tuples in flight go on."""
         if self.active and not self.killed:
             self.active = False
             self.engine.deactivate()
-            # a verdict from before: a stop's drain read "idle, nothing pending" from it
-            # while a spout's last emit was on its way, and failed that tree at once
-            self._idle_at = (0.0, False)
+            self._forget_idle()
 
     def step(self) -> None:
         """Send simulated time and fed tuples on; take the reports of a short wait."""
@@ -341,7 +339,7 @@ class ContinuousRuntime:
             items = spout.handed_over()
             if items:
                 self.engine.command((FEED, key, items), self.plan.worker_of[task])
-                self._idle_at = (0.0, False)
+                self._forget_idle()
 
     def take_report(self, report: WorkerReport) -> None:
         """Keep what a worker reported: statistics, errors, captured tuples, fed outcomes."""
@@ -448,6 +446,14 @@ class ContinuousRuntime:
         said = self._probed_quiet()
         self._idle_at = (time.monotonic(), said)
         return said
+
+    def _forget_idle(self) -> None:
+        """Drop the verdict :meth:`idle` reuses: a command changed what the workers do.
+
+        A stop's drain once read "idle, nothing pending" from a verdict taken before a
+        spout's last emit, and failed that tree at once.
+        """
+        self._idle_at = (0.0, False)
 
     def _probed_quiet(self) -> bool:
         if self.killed or self._failure or len(self.reports) < self.engine.workers:

@@ -195,9 +195,6 @@ class ContinuousEngine:
         """Worker -> when (``time.monotonic()``) it last sent anything."""
         self.timeout_secs = 30.0
         """How long a worker may send nothing before :meth:`silent` names it."""
-        self._early: list[WorkerReport] = []
-        """Reports that came while the other workers were still starting: ``reports``
-        hands them over first (one holds a spout's error at ``open``, say)."""
         self._probes = 0
         self.blocked: str | None = None
         """A user call a worker's watchdog reported blocked, until that worker reports again."""
@@ -295,7 +292,7 @@ class ContinuousEngine:
         )
         self._identities, self.pids, self.hosts, self.finished = {}, {}, {}, set()
         self._addresses = {}
-        self._heard, self._early = {}, []
+        self._heard = {}
         self._launch()
 
     def _stop_survivors(self) -> None:
@@ -330,7 +327,7 @@ class ContinuousEngine:
                     f"free task slots? (sparkstorm.spark.partitions sets how many are needed)"
                 )
                 raise WorkersLost(msg)
-            self._early += self._receive(0.05)
+            self._receive(0.05)  # hellos only: a worker reports once it has its peers
         peers = [self._addresses[i] for i in range(self.workers)]
         self.command((PEERS, peers))
 
@@ -372,8 +369,7 @@ class ContinuousEngine:
 
     def reports(self, timeout: float) -> list[WorkerReport]:
         """The reports that arrive within ``timeout`` seconds (at least one wait)."""
-        early, self._early = self._early, []
-        return early + self._receive(timeout)
+        return self._receive(timeout)
 
     def _receive(self, timeout: float) -> list[WorkerReport]:
         reports: list[WorkerReport] = []
