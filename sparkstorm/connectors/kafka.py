@@ -650,10 +650,12 @@ class KafkaBolt(Bolt):
         topic = self.topic or self.topic_selector(tup)  # type: ignore[misc]
         key = tup.get(self.key_field) if self.key_field in tup.fields else None
         value = tup.get(self.message_field)
+        if value.__class__ not in _AS_IS:
+            value = _json(value)
+        if key.__class__ not in _AS_IS:
+            key = _json(key)
         try:
-            self.producer.produce(
-                topic, _bytes(value), _bytes(key), on_delivery=self._reported(tup)
-            )
+            self.producer.produce(topic, value, key, on_delivery=self._reported(tup))
         except (BufferError, KafkaException) as exc:
             self.collector.report_error(exc)
             self.collector.fail(tup)
@@ -677,9 +679,9 @@ class KafkaBolt(Bolt):
         self.producer.flush(CALL_SECS)
 
 
-def _bytes(value: Any) -> bytes | None:
-    if value is None or isinstance(value, bytes):
-        return value
-    if isinstance(value, str):
-        return value.encode("utf-8")
+_AS_IS = frozenset({str, bytes, type(None)})
+"""What the producer writes as it is (str as UTF-8): a value of another type is JSON."""
+
+
+def _json(value: Any) -> bytes:
     return json.dumps(value).encode("utf-8")

@@ -141,6 +141,40 @@ def test_the_bolt_acks_what_the_broker_confirmed(kafka):
     assert {r.key() for r in written} == {f"k{i}".encode() for i in range(50)}
 
 
+class Typed(BasicBolt):
+    """Emits record i's value as str, bytes, a number or a dict, by i modulo 4."""
+
+    def execute(self, tup, collector):
+        i = int(tup["value"].split()[1])
+        message = [tup["value"], tup["value"].encode(), i, {"i": i}][i % 4]
+        collector.emit([None if i % 2 else i, message])
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("key", "message"))
+
+
+def test_the_bolt_writes_text_as_utf8_bytes_as_they_are_and_the_rest_as_json(kafka):
+    source, sink = kafka.topic(), kafka.topic()
+    kafka.produce(source, [f"word {i}".encode() for i in range(8)])
+    builder = TopologyBuilder()
+    builder.set_spout("records", KafkaSpout(spout_config(kafka, source, "g-typed")))
+    builder.set_bolt("typed", Typed()).shuffle_grouping("records")
+    builder.set_bolt("out", KafkaBolt(kafka.bootstrap, sink)).shuffle_grouping("typed")
+    result = run_on("local", builder.create_topology(), {}, until_idle=True)
+    assert result.stats["records"]["acked"] == 8
+    written = {(r.key(), r.value()) for r in kafka.read(sink, 8)}
+    assert written == {
+        (b"0", b"word 0"),
+        (None, b"word 1"),
+        (b"2", b"2"),
+        (None, b'{"i": 3}'),
+        (b"4", b"word 4"),
+        (None, b"word 5"),
+        (b"6", b"6"),
+        (None, b'{"i": 7}'),
+    }
+
+
 def test_a_translator_replaces_the_tuple_and_the_config_is_checked(kafka):
     with pytest.raises(ValueError, match="needs output_fields"):
         KafkaSpoutConfig(kafka.bootstrap, ["x"], "g", record_translator=lambda r: [1])
