@@ -76,6 +76,10 @@ RETRY_SECS = 5.0
 REPORTS_EVERY = 64
 """Produces between two services of ``KafkaBolt``'s delivery reports (ticks serve them too):
 each service costs more than a produce, and a report waits at most one tick."""
+QUEUE_FULL_SECS = 5.0
+"""How long ``KafkaBolt`` waits for room in the producer's queue (serving delivery reports
+meanwhile, as Kafka's Java producer blocks for ``max.block.ms``) before it fails the
+tuple: a burst is slowed down, not failed."""
 
 
 class FirstPollOffsetStrategy(enum.Enum):
@@ -655,7 +659,7 @@ class KafkaBolt(Bolt):
         if key.__class__ not in _AS_IS:
             key = _json(key)
         try:
-            self.producer.produce(topic, value, key, on_delivery=self._reported(tup))
+            self._produce(topic, value, key, self._reported(tup))
         except (BufferError, KafkaException) as exc:
             self.collector.report_error(exc)
             self.collector.fail(tup)
@@ -663,6 +667,20 @@ class KafkaBolt(Bolt):
         if self.unserved >= REPORTS_EVERY:
             self.unserved = 0
             self.producer.poll(0)
+
+    def _produce(self, topic: str, value: Any, key: Any, report: Callable[..., None]) -> None:
+        """Produce, waiting for room in a full queue up to ``QUEUE_FULL_SECS``."""
+        deadline = 0.0
+        while True:
+            try:
+                self.producer.produce(topic, value, key, on_delivery=report)
+                return
+            except BufferError:
+                now = time.monotonic()
+                deadline = deadline or now + QUEUE_FULL_SECS
+                if now >= deadline:
+                    raise
+                self.producer.poll(0.01)
 
     def _reported(self, tup: Tuple) -> Callable[[Any, Any], None]:
         def report(error: Any, message: Any) -> None:

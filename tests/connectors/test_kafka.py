@@ -141,6 +141,22 @@ def test_the_bolt_acks_what_the_broker_confirmed(kafka):
     assert {r.key() for r in written} == {f"k{i}".encode() for i in range(50)}
 
 
+def test_a_full_producer_queue_slows_the_bolt_down_and_fails_nothing(kafka):
+    """librdkafka's queue holds 5 records here: the bolt waits for room, serving delivery
+    reports, as Kafka's Java producer blocks (without the wait: 5 acked, 585 failures)."""
+    source, sink = kafka.topic(), kafka.topic()
+    kafka.produce(source, [f"word {i}".encode() for i in range(200)])
+    builder = TopologyBuilder()
+    builder.set_spout("records", KafkaSpout(spout_config(kafka, source, "g-full")))
+    builder.set_bolt("upper", Upper()).shuffle_grouping("records")
+    small = KafkaBolt(kafka.bootstrap, sink, extra={"queue.buffering.max.messages": 5})
+    builder.set_bolt("out", small).shuffle_grouping("upper")
+    result = run_on("local", builder.create_topology(), {}, until_idle=True)
+    spout = result.stats["records"]
+    assert (spout["acked"], spout["failed"]) == (200, 0)
+    assert len(kafka.read(sink, 200)) == 200
+
+
 class Typed(BasicBolt):
     """Emits record i's value as str, bytes, a number or a dict, by i modulo 4."""
 
