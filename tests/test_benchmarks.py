@@ -152,9 +152,15 @@ def test_kafka_rows_count_every_sentence_and_a_stuck_record_is_bounded(kafka):
     bench, sentences = kafka_benchmark, generated_sentences(300)
     topic, out = kafka.topic(bench.PARTITIONS), kafka.topic(bench.PARTITIONS)
     bench.example.publish(kafka.bootstrap, topic, sentences)
-    assert bench.bare_loop(kafka, topic, out, len(sentences)) > 0
-    rate, _, lag, cpu = bench.topology_run(kafka, "local", None, sentences)  # it asserts the acks
-    assert rate > 0 and lag >= 0 and cpu > 0  # the run took CPU, the broker's left out
+    bare = bench.bare_loop(kafka, topic, out, len(sentences))
+    assert bare.steady > 0 and bare.whole > 0 and bare.cpu_secs > 0
+    topic, out = kafka.topic(bench.PARTITIONS), kafka.topic(bench.PARTITIONS)
+    bench.example.publish(kafka.bootstrap, topic, sentences)
+    floor = bench.api_floor(kafka, topic, out, len(sentences))  # it meters every count written
+    assert floor.steady > 0 and floor.cpu_secs > 0
+    row = bench.topology_run(kafka, "local", None, sentences)  # it asserts the acks
+    assert row.steady > 0 and row.lag_secs >= 0 and row.cpu_secs > 0  # the broker's left out
+    assert bench.first_write_secs(kafka, idempotent=False) > 0
     samples, spout = bench.stuck_rss(kafka, 4.0)
     assert samples and all(mb > 0 for _, mb in samples)
     assert spout["failed"] >= 1 and spout["acked"] <= 20_000  # the pause's bound

@@ -18,9 +18,10 @@ exact stateful counts on top.
 The connection-level cases (bad URL, bad credentials, closed port) run on the local
 engine, and the closed port once on the continuous mode, where the spout opens in a
 Spark worker; ``tests/test_cli.py`` covers Spark's start-up.
-Kafka meets the continuous mode in three scenarios: the poison, the driver SIGKILLed then
-the broker restarted (its spout's consumer and the group's commits in a Spark worker,
-the whole process group killed), and a Spark worker SIGKILLed under its spout.
+Kafka meets the continuous mode in two scenarios: the poison and undecodable records,
+and a Spark worker SIGKILLed under its spout with the broker restarted after (its
+consumer and the group's commits live in that worker). The driver's SIGKILL on that
+mode is Redis's: what it tests is the control plane's, the same for every source.
 """
 
 from __future__ import annotations
