@@ -16,8 +16,8 @@ from typing import Any
 from examples.word_count import SplitSentence, WordCount
 
 
-class _Appending:
-    """A collector that keeps what is emitted and nothing else."""
+class Appending:
+    """A collector that keeps what is emitted and nothing else; a reported error raises."""
 
     def __init__(self) -> None:
         self.out: list[list[Any]] = []
@@ -28,11 +28,16 @@ class _Appending:
     def ack(self, tup: Any) -> None:
         pass
 
+    fail = ack
+
+    def report_error(self, error: BaseException) -> None:
+        raise error
+
 
 def api_floor(sentences: list[str]) -> dict[str, float]:
     """Tuples/s of the word count's bolt code alone (sentences split plus words counted)."""
     split, count = SplitSentence(), WordCount()
-    words, counted = _Appending(), _Appending()
+    words, counted = Appending(), Appending()
     split.prepare({}, None, words)
     count.prepare({}, None)
     started = time.perf_counter()

@@ -55,6 +55,7 @@ from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from benchmarks.api_floor import Appending
 from benchmarks.cpu_budget import cpu_snapshot, cpu_used
 from benchmarks.report import report
 from benchmarks.wordcount import warmed_session
@@ -156,24 +157,6 @@ class _Values(dict):  # type: ignore[type-arg]
         return False
 
 
-class _Appending:
-    """A collector that keeps what is emitted; acks and fails do nothing."""
-
-    def __init__(self) -> None:
-        self.out: list[list[Any]] = []
-
-    def emit(self, values: list[Any], anchors: Any = None, stream: str = "default") -> None:
-        self.out.append(values)
-
-    def ack(self, tup: Any) -> None:
-        pass
-
-    fail = ack
-
-    def report_error(self, error: BaseException) -> None:
-        raise error
-
-
 def api_floor(broker: KafkaBroker, topic: str, out: str, expected: int) -> Row:
     """The example's own bolts on the bare loop's consumer: no engine, one core, metered.
 
@@ -196,10 +179,10 @@ def api_floor(broker: KafkaBroker, topic: str, out: str, expected: int) -> Row:
     consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
     split, count = example.SplitSentence(), example.IdempotentCount()
     sink = KafkaBolt(broker.bootstrap, out)
-    words, counted = _Appending(), _Appending()
+    words, counted = Appending(), Appending()
     split.prepare({}, None, words)  # type: ignore[arg-type]
     count.prepare({}, None, counted)  # type: ignore[arg-type]
-    sink.prepare({}, None, _Appending())  # type: ignore[arg-type]
+    sink.prepare({}, None, Appending())  # type: ignore[arg-type]
     sink.producer.produce(broker.topic(1), b"start-up")  # as the bare loop's: apart
     sink.producer.flush(10)
     before = cpu_without(broker)
