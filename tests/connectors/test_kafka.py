@@ -250,4 +250,6 @@ def test_the_example_counts_every_word_under_sparkstorm_run(kafka):
     for record in sorted(kafka.read_all(counts_topic, 2), key=lambda r: r.offset()):
         latest[record.key().decode()] = int(record.value())  # a key's records: one partition
     assert latest == Counter(w for s in sentences for w in s.split())
-    assert sum(kafka.committed(example.GROUP, topic, 2)) == len(sentences)  # all committed
+    # all committed; a partition the keyless publish left empty has no commit (-1001)
+    committed = kafka.committed(example.GROUP, topic, 2)
+    assert sum(max(0, offset) for offset in committed) == len(sentences), committed
