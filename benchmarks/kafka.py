@@ -96,14 +96,8 @@ class Row:
     reader of the output topic does not get after the run: the broker's word was wrong."""
 
 
-def bare_loop(broker: KafkaBroker, topic: str, out: str, expected: int) -> Row:
-    """One consumer-and-producer process doing the topology's work, metered.
-
-    Its producer's first write is made before the clock starts: a topology's producers
-    make theirs while the spouts start reading, and the window of the steady rate
-    leaves that start out for both.
-    """
-    group = f"bare-{uuid.uuid4().hex[:6]}"
+def from_start(broker: KafkaBroker, topic: str, group: str) -> Any:
+    """A consumer of ``topic``'s partitions from offset 0, committing nothing by itself."""
     consumer = Consumer(
         {
             "bootstrap.servers": broker.bootstrap,
@@ -113,6 +107,18 @@ def bare_loop(broker: KafkaBroker, topic: str, out: str, expected: int) -> Row:
         }
     )
     consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
+    return consumer
+
+
+def bare_loop(broker: KafkaBroker, topic: str, out: str, expected: int) -> Row:
+    """One consumer-and-producer process doing the topology's work, metered.
+
+    Its producer's first write is made before the clock starts: a topology's producers
+    make theirs while the spouts start reading, and the window of the steady rate
+    leaves that start out for both.
+    """
+    group = f"bare-{uuid.uuid4().hex[:6]}"
+    consumer = from_start(broker, topic, group)
     producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True})
     producer.produce(broker.topic(1), b"start-up")  # its first write waits 0.5-1 s: apart
     producer.flush(10)
@@ -168,15 +174,7 @@ def api_floor(broker: KafkaBroker, topic: str, out: str, expected: int) -> Row:
     record before it does anything of its own (``benchmarks/api_floor.py`` is the same
     for the core word count).
     """
-    consumer = Consumer(
-        {
-            "bootstrap.servers": broker.bootstrap,
-            "group.id": f"floor-{uuid.uuid4().hex[:6]}",
-            "enable.auto.commit": False,
-            "auto.offset.reset": "earliest",
-        }
-    )
-    consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
+    consumer = from_start(broker, topic, f"floor-{uuid.uuid4().hex[:6]}")
     split, count = example.SplitSentence(), example.IdempotentCount()
     sink = KafkaBolt(broker.bootstrap, out)
     words, counted = Appending(), Appending()
@@ -253,23 +251,19 @@ class Meter:
 
     def records_now(self) -> int:
         """The output topic's records, asked of the broker now (after the run)."""
+        return sum(high - low for low, high in self._out_ends())
+
+    def _out_ends(self) -> list[tuple[int, int]]:
+        """(low, high) watermarks of the output topic's partitions, asked now."""
         consumer = Consumer({"bootstrap.servers": self.broker.bootstrap, "group.id": self.group})
         outs = [TopicPartition(self.out, p) for p in range(PARTITIONS)]
         ends = [consumer.get_watermark_offsets(tp, timeout=5) for tp in outs]
         consumer.close()
-        return sum(high - low for low, high in ends)
+        return ends
 
     def records_read(self) -> int:
         """The output topic's records, read back to the end (what a reader gets)."""
-        consumer = Consumer(
-            {
-                "bootstrap.servers": self.broker.bootstrap,
-                "group.id": f"read-back-{uuid.uuid4().hex[:6]}",
-                "auto.offset.reset": "earliest",
-                "enable.auto.commit": False,
-            }
-        )
-        consumer.assign([TopicPartition(self.out, p, 0) for p in range(PARTITIONS)])
+        consumer = from_start(self.broker, self.out, f"read-back-{uuid.uuid4().hex[:6]}")
         read, idle_since = 0, time.monotonic()
         while time.monotonic() - idle_since < 3:
             got = [r for r in consumer.consume(1000, timeout=0.2) if r.error() is None]
@@ -280,10 +274,7 @@ class Meter:
 
     def _short_of(self, total: int) -> str:
         """Why a run did not reach the window's end: what was sampled, and what is now."""
-        consumer = Consumer({"bootstrap.servers": self.broker.bootstrap, "group.id": self.group})
-        outs = [TopicPartition(self.out, p) for p in range(PARTITIONS)]
-        now = [consumer.get_watermark_offsets(tp, timeout=5) for tp in outs]
-        consumer.close()
+        now = self._out_ends()
         seen = sorted({(c, n) for _, c, n in self.samples})
         return (
             f"the meter saw at most {seen[-1][1]} of {total} sentences written to {self.out} "
