@@ -37,11 +37,11 @@ from sparkstorm.config import (
     SPARKSTORM_SPARK_MODE,
     TOPOLOGY_ACKER_EXECUTORS,
     TOPOLOGY_DEBUG,
-    TOPOLOGY_STATE_PROVIDER,
     check_key,
     check_value,
     parse_value,
     resolve,
+    state_provider,
 )
 from sparkstorm.errors import InvalidTopologyError, RunAborted, SparkStormError
 from sparkstorm.streamparse import install_import_hook, is_streamparse_topology
@@ -869,7 +869,7 @@ def _callbacks(console: Console, name: str) -> dict[str, Any]:
             console.print(f"Spark log: {log_file}")
         checkpoints = runtime.checkpoints
         if checkpoints.enabled:
-            provider = runtime.conf[TOPOLOGY_STATE_PROVIDER]
+            provider = state_provider(runtime.conf)
             if checkpoints.committed >= 0:
                 console.print(
                     f"state: resuming {name!r} from checkpoint {checkpoints.committed} "

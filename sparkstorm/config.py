@@ -70,9 +70,11 @@ SPARKSTORM_RESTART_STABLE_SECS = "sparkstorm.restart.stable.secs"
 SPARKSTORM_WORKER_TIMEOUT_SECS = "sparkstorm.worker.timeout.secs"
 TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS = "topology.trident.batch.emit.interval.millis"
 SPARKSTORM_TRIDENT_MAX_ATTEMPTS = "sparkstorm.trident.max.attempts"
+TOPOLOGY_SPOUT_MAX_BATCH_SIZE = "topology.spout.max.batch.size"
 SPARKSTORM_DRPC_SERVER = "sparkstorm.drpc.server"
 SPARKSTORM_DRPC_FUNCTIONS = "sparkstorm.drpc.functions"
 SPARKSTORM_DRPC_REQUEST_TIMEOUT_SECS = "sparkstorm.drpc.request.timeout.secs"
+SPARKSTORM_RUN_MEMORY = "sparkstorm.run.memory"
 
 RESERVED_PREFIXES = ("topology.", "storm.", "sparkstorm.")
 """Namespaces whose keys must be known: a key there that is not is a typo."""
@@ -190,6 +192,15 @@ def provider_name(name: str) -> str:
     return name
 
 
+def state_provider(conf: dict[str, Any]) -> str:
+    """The stateful bolts' provider: ``topology.state.provider``, ``memory`` when not named.
+
+    A Trident topology reads the key itself: not named, it keeps its progress where its
+    states are (``trident/progress.py``).
+    """
+    return provider_name(conf.get(TOPOLOGY_STATE_PROVIDER) or "memory")
+
+
 def provider_known(name: str) -> bool:
     """Whether ``name`` is a state provider sparkstorm has."""
     try:
@@ -240,10 +251,12 @@ KINDS: dict[str, _Kind] = {
     TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL: _POSITIVE_INT,
     TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS: _SECONDS,
     TOPOLOGY_STATE_CHECKPOINT_INTERVAL_MS: _POSITIVE_INT,
-    TOPOLOGY_STATE_PROVIDER: _Kind(
-        lambda v: isinstance(v, str) and provider_known(v),
-        str,
-        "memory, redis or directory (or Storm's provider class name)",
+    TOPOLOGY_STATE_PROVIDER: _optional(
+        _Kind(
+            lambda v: isinstance(v, str) and provider_known(v),
+            str,
+            "memory, redis or directory (or Storm's provider class name)",
+        )
     ),
     TOPOLOGY_STATE_PROVIDER_CONFIG: _optional(_JSON_OBJECT),
     SPARKSTORM_SEED: _INT,
@@ -274,9 +287,11 @@ KINDS: dict[str, _Kind] = {
     SPARKSTORM_WORKER_TIMEOUT_SECS: _SECONDS,
     TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS: _POSITIVE_INT,
     SPARKSTORM_TRIDENT_MAX_ATTEMPTS: _POSITIVE_INT,
+    TOPOLOGY_SPOUT_MAX_BATCH_SIZE: _POSITIVE_INT,
     SPARKSTORM_DRPC_SERVER: _optional(_TEXT),
     SPARKSTORM_DRPC_FUNCTIONS: _NAMES,
     SPARKSTORM_DRPC_REQUEST_TIMEOUT_SECS: _SECONDS,
+    SPARKSTORM_RUN_MEMORY: _optional(_TEXT),
 }
 """Every key sparkstorm reads, with the values it takes."""
 
@@ -297,7 +312,7 @@ DEFAULTS: dict[str, Any] = {
     TOPOLOGY_MAX_ERROR_REPORT_PER_INTERVAL: 5,
     TOPOLOGY_ERROR_THROTTLE_INTERVAL_SECS: 10,
     TOPOLOGY_STATE_CHECKPOINT_INTERVAL_MS: 1000,
-    TOPOLOGY_STATE_PROVIDER: "memory",
+    TOPOLOGY_STATE_PROVIDER: None,
     TOPOLOGY_STATE_PROVIDER_CONFIG: None,
     SPARKSTORM_SEED: 0,
     SPARKSTORM_SPOUT_BATCH: None,
@@ -330,6 +345,8 @@ DEFAULTS: dict[str, Any] = {
     TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS: 500,
     # a batch failed this many times stops the topology (Storm replays it for ever)
     SPARKSTORM_TRIDENT_MAX_ATTEMPTS: 10,
+    # Trident: how many tuples a batch takes from a core spout (Storm's RichSpoutBatchExecutor)
+    TOPOLOGY_SPOUT_MAX_BATCH_SIZE: 1000,
     # set by sparkstorm.run for a topology with DRPC functions of no LocalDRPC: where its
     # tasks reach the run's DRPC server
     SPARKSTORM_DRPC_SERVER: None,
@@ -338,6 +355,9 @@ DEFAULTS: dict[str, Any] = {
     # how long the REST API and `sparkstorm drpc` wait for an answer (Storm's
     # drpc.request.timeout.secs is 600)
     SPARKSTORM_DRPC_REQUEST_TIMEOUT_SECS: 60,
+    # set by sparkstorm.run and LocalCluster: where the tasks reach the run's memory in the
+    # driver (Trident's progress and MemoryMapStates, kept through lost workers)
+    SPARKSTORM_RUN_MEMORY: None,
 }
 """Every key sparkstorm reads, with the value used when a topology does not set it."""
 
@@ -404,6 +424,7 @@ class Config(dict[str, Any]):
     SPARKSTORM_WORKER_TIMEOUT_SECS = SPARKSTORM_WORKER_TIMEOUT_SECS
     TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS = TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS
     SPARKSTORM_TRIDENT_MAX_ATTEMPTS = SPARKSTORM_TRIDENT_MAX_ATTEMPTS
+    TOPOLOGY_SPOUT_MAX_BATCH_SIZE = TOPOLOGY_SPOUT_MAX_BATCH_SIZE
     SPARKSTORM_DRPC_REQUEST_TIMEOUT_SECS = SPARKSTORM_DRPC_REQUEST_TIMEOUT_SECS
 
     def set_num_ackers(self, n: int) -> None:

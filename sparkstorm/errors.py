@@ -95,6 +95,13 @@ class TopologyHalted(SparkStormError):
     """
 
 
+class BatchFailedTooOften(TopologyHalted):
+    """A Trident batch failed ``sparkstorm.trident.max.attempts`` times: the topology stops.
+
+    .. versionadded:: 0.3.0
+    """
+
+
 class DRPCExecutionError(SparkStormError):
     """A DRPC request failed in the topology (Storm's ``DRPCExecutionException``).
 

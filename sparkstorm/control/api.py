@@ -34,7 +34,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from sparkstorm.config import SPARKSTORM_DRPC_SERVER, SPARKSTORM_UI_TOKEN
+from sparkstorm.config import SPARKSTORM_DRPC_SERVER, SPARKSTORM_RUN_MEMORY, SPARKSTORM_UI_TOKEN
 from sparkstorm.control import registry
 from sparkstorm.control.drpc import DRPCServer
 from sparkstorm.control.history import WINDOWS, History
@@ -175,14 +175,15 @@ def topology_graph(plan: Plan) -> dict[str, Any]:
 def shown_configuration(conf: dict[str, Any]) -> dict[str, Any]:
     """``conf`` as the API shows it: secrets masked.
 
-    URLs lose their password; the UI's token, and the DRPC server's key and box (whoever
-    has them can put requests to the run), are masked.
+    URLs lose their password; the UI's token, and the key and box of the DRPC server and
+    of the run's memory (whoever has them can put requests to the run, or write its
+    state), are masked.
     """
 
     def shown(key: str, value: Any) -> Any:
         if key == SPARKSTORM_UI_TOKEN and value:
             return "***"
-        if key == SPARKSTORM_DRPC_SERVER and value:
+        if key in (SPARKSTORM_DRPC_SERVER, SPARKSTORM_RUN_MEMORY) and value:
             return f"{str(value).rpartition('/')[0].partition('?')[0]}/***"
         if isinstance(value, str) and "://" in value:
             return redacted(value)

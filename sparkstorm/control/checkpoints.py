@@ -37,8 +37,8 @@ from sparkstorm.config import (
     TOPOLOGY_MESSAGE_TIMEOUT_SECS,
     TOPOLOGY_NAME,
     TOPOLOGY_STATE_CHECKPOINT_INTERVAL_MS,
-    TOPOLOGY_STATE_PROVIDER,
     provider_config,
+    state_provider,
 )
 from sparkstorm.errors import InvalidTopologyError, StateStoreError
 from sparkstorm.state.stores import Sources, Store, open_store, probe, unreachable
@@ -78,7 +78,7 @@ class CheckpointStore:
         """The last committed checkpoint (a restarted topology resumes from it)."""
         committed_sources: Sources = {}
         if self.tasks:
-            provider, config = conf[TOPOLOGY_STATE_PROVIDER], provider_config(conf)
+            provider, config = state_provider(conf), provider_config(conf)
             try:
                 probe(provider, config)  # down at start: say so now, not after the retries
                 self.store = open_store(provider, config, conf[TOPOLOGY_NAME])
@@ -123,7 +123,7 @@ class CheckpointStore:
         try:
             self.store.mark_committed(txid, self.sources.commit(sealed, now))
         except Exception as exc:  # down for longer than its retries wait: one line
-            provider, config = self.conf[TOPOLOGY_STATE_PROVIDER], provider_config(self.conf)
+            provider, config = state_provider(self.conf), provider_config(self.conf)
             raise StateStoreError(unreachable(provider, config, exc)) from None
         self.committed, self.phase = txid, RUNNING
         self.commits += 1

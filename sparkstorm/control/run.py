@@ -17,6 +17,7 @@ from sparkstorm.config import (
     SPARKSTORM_DRPC_REQUEST_TIMEOUT_SECS,
     SPARKSTORM_DRPC_SERVER,
     SPARKSTORM_IDLE_GRACE_SECS,
+    SPARKSTORM_RUN_MEMORY,
     SPARKSTORM_SPARK_MODE,
     SPARKSTORM_SPARK_PARTITIONS,
     SPARKSTORM_SUPERSTEP_TARGET_SECS,
@@ -30,6 +31,7 @@ from sparkstorm.config import (
 from sparkstorm.control.clock import WallClock
 from sparkstorm.control.continuous import DRAIN_SECS, ContinuousRuntime
 from sparkstorm.control.drpc import DRPCServer, drpc_functions
+from sparkstorm.control.run_memory import RunMemory, needs_memory
 from sparkstorm.control.superstep import TopologyRuntime
 from sparkstorm.engines import driver_address, make_continuous_engine, make_engine
 from sparkstorm.errors import RunAborted
@@ -126,6 +128,52 @@ def run(
     if until_idle is None:
         until_idle = duration is None
     started = time.monotonic()
+    memory = None
+    if needs_memory(topology):  # served on the driver's address: only when something uses it
+        memory = RunMemory(driver_address(engine, conf or {}, spark, master))
+        conf = {**(conf or {}), SPARKSTORM_RUN_MEMORY: memory.url}
+    try:
+        return _run(
+            topology,
+            conf,
+            engine,
+            spark,
+            started,
+            master=master,
+            duration=duration,
+            until_idle=until_idle,
+            name=name,
+            on_progress=on_progress,
+            progress_secs=progress_secs,
+            on_start=on_start,
+            on_stopping=on_stopping,
+            spark_ui=spark_ui,
+            api=api,
+        )
+    finally:
+        if memory is not None:
+            memory.close()
+
+
+def _run(
+    topology: Topology,
+    conf: dict[str, Any] | None,
+    engine: str,
+    spark: Any,
+    started: float,
+    *,
+    master: str | None,
+    duration: float | None,
+    until_idle: bool,
+    name: str,
+    on_progress: Callable[[Runtime], None] | None,
+    progress_secs: float,
+    on_start: Callable[[Runtime], None] | None,
+    on_stopping: Callable[[Runtime, float], None] | None,
+    spark_ui: bool,
+    api: bool,
+) -> RunResult:
+    """:func:`run`, with the run's memory made."""
     drpc = _drpc_server(topology, engine, conf or {}, spark, master) if api else None
     if drpc is not None:  # before the tasks open: they reach it at this address
         conf = {**(conf or {}), SPARKSTORM_DRPC_SERVER: drpc.url}

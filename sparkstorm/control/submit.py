@@ -13,6 +13,7 @@ from typing import Any
 from sparkstorm.config import TOPOLOGY_NAME, check_key, check_value, resolve
 from sparkstorm.tasks.windowed import check_windowed
 from sparkstorm.topology.builder import Topology
+from sparkstorm.topology.components import ChecksSubmission
 from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.windowing import WindowedBolt
 
@@ -28,6 +29,8 @@ def submitted(
         for key, value in spec.conf.items():
             check_key(key)
             check_value(key, value, f" of component {component_id!r}")
+        if isinstance(spec.obj, ChecksSubmission):
+            spec.obj.check_submission(plan.component_conf(component_id))
         if isinstance(spec.obj, WindowedBolt):
             conf_of, stateful = plan.component_conf(component_id), bool(plan.stateful_tasks)
             check_windowed(component_id, spec.obj, conf_of, spec.streams, stateful)

@@ -173,7 +173,12 @@ class TopologyRuntime:
             and not self._in_flight
             and not self._last_emitted
             and not (self.engine.busy and self._carrying)
+            and self._holding() is None
         )
+
+    def _holding(self) -> str | None:
+        """What a spout holds back though it emits nothing, if one does."""
+        return next(filter(None, (s.holding() for s in self.spouts.values())), None)
 
     def spout_stats(self) -> list[TaskStats]:
         """The spout tasks' statistics (their complete latencies feed the history)."""
@@ -181,9 +186,11 @@ class TopologyRuntime:
 
     def busy_with(self) -> str:
         """What keeps the topology from being idle, in words (for a wait that timed out)."""
+        holding = self._holding()
         return (
             f"{self._in_flight} tuple(s) in flight, {self.pending_count()} msg id(s) "
             f"pending, spouts emitted {self._last_emitted} in the last superstep"
+            + (f"; {holding}" if holding else "")
         )
 
     def step(self) -> None:

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparkstorm.config import TOPOLOGY_STATE_PROVIDER, provider_config, provider_name
+from sparkstorm.config import provider_config, state_provider
 from sparkstorm.errors import StateStoreError
 from sparkstorm.state.stores import DirectoryStore, RedisStore, Store, unreachable
 from sparkstorm.urls import redacted
@@ -90,7 +90,7 @@ class CommittedState:
 
 def open_reader(topology: str, conf: dict[str, Any]) -> tuple[Store, str, str]:
     """The topology's store, opened to read only, with its provider's name and address."""
-    provider = provider_name(str(conf.get(TOPOLOGY_STATE_PROVIDER, "memory")))
+    provider = state_provider(conf)
     config = provider_config(conf)
     if provider == "memory":
         msg = (

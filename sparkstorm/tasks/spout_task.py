@@ -28,7 +28,7 @@ from sparkstorm.tasks.hooks import Hooks, add_auto_hooks, hook_emits
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.registered_metrics import RegisteredMetrics
 from sparkstorm.tasks.task_runner import copy_component
-from sparkstorm.topology.components import Spout
+from sparkstorm.topology.components import HoldsWork, Spout
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.hooks import SpoutAckInfo, SpoutFailInfo
 from sparkstorm.topology.plan import Plan
@@ -160,6 +160,10 @@ class SpoutTask:
         """Ack, without emitting, messages that ``sources`` says are committed already."""
         self.replays = sources
         self.collector.skip_committed(bool(sources.skip.get(self.component_id)))
+
+    def holding(self) -> str | None:
+        """What the spout holds back though it emits nothing (a :class:`HoldsWork`)."""
+        return self.spout.holding() if isinstance(self.spout, HoldsWork) else None
 
     def drain(self) -> list[Row]:
         """What the spout emitted since the last drain, with its acker inits."""

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from sparkstorm._types import FailReason
-from sparkstorm.config import TOPOLOGY_NAME, TOPOLOGY_STATE_PROVIDER, provider_config
+from sparkstorm.config import TOPOLOGY_NAME, provider_config, state_provider
 from sparkstorm.reliability.collectors import OutputCollector
 from sparkstorm.state.key_value import KeyValueState, StateValueError
 from sparkstorm.tasks.metrics import TaskStats
@@ -95,7 +95,7 @@ class StatefulBoltExecutor(Bolt):
         self.collector = collector
         self.delegate.prepare(conf, context, collector)
         task = f"{context.get_this_component_id()}:{context.get_this_task_id()}"
-        where = (conf[TOPOLOGY_STATE_PROVIDER], provider_config(conf), conf[TOPOLOGY_NAME])
+        where = (state_provider(conf), provider_config(conf), conf[TOPOLOGY_NAME])
         self.state = KeyValueState(*where, task)
         if isinstance(self.delegate, PersistentWindowExecutor):
             self.delegate.restore_windows(KeyValueState(*where, f"{task}:windows"))

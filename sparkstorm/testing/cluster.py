@@ -29,6 +29,7 @@ from sparkstorm._types import FailReason, MsgId
 from sparkstorm.config import (
     SPARK_MODES,
     SPARKSTORM_IDLE_TIMEOUT_SECS,
+    SPARKSTORM_RUN_MEMORY,
     SPARKSTORM_SIMULATED_TIME,
     SPARKSTORM_SPARK_MODE,
     TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS,
@@ -36,8 +37,9 @@ from sparkstorm.config import (
 )
 from sparkstorm.control.clock import SimulatedClock, WallClock
 from sparkstorm.control.continuous import ContinuousRuntime
+from sparkstorm.control.run_memory import RunMemory, needs_memory
 from sparkstorm.control.superstep import TopologyRuntime
-from sparkstorm.engines import ENGINES, make_continuous_engine, make_engine
+from sparkstorm.engines import ENGINES, driver_address, make_continuous_engine, make_engine
 from sparkstorm.errors import IdleTimeoutError
 from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
@@ -222,6 +224,9 @@ class LocalCluster:
             SimulatedClock() if simulated_time else WallClock()
         )
         self._topologies: dict[str, TopologyRuntime | ContinuousRuntime] = {}
+        self._memory: RunMemory | None = None
+        """What outlives the workers: Trident's progress, MemoryMapStates (made when first
+        needed, empty)."""
         driving.register(self._run_until)  # Trident's feed() and LocalDRPC wait through it
 
     def _run_until(self, condition: Callable[[], bool], timeout: float) -> None:
@@ -255,6 +260,11 @@ class LocalCluster:
         if isinstance(self._clock, SimulatedClock):  # tasks read it through Time
             conf = {**(conf or {}), SPARKSTORM_SIMULATED_TIME: True}
         conf = {TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS: 50, **(conf or {})}  # as Storm's
+        if needs_memory(topology):
+            if self._memory is None:
+                host = driver_address(self._engine_name, conf, self._spark, self._master)
+                self._memory = RunMemory(host)
+            conf[SPARKSTORM_RUN_MEMORY] = self._memory.url
         resolved = resolve(conf)
         mode = self._mode or resolved[SPARKSTORM_SPARK_MODE]
         if self._engine_name == "spark" and mode == "continuous":
@@ -358,6 +368,8 @@ class LocalCluster:
             self.kill_topology(name)
         simulate(None)
         driving.unregister(self._run_until)
+        if self._memory is not None:
+            self._memory.close()
 
     def __enter__(self) -> LocalCluster:
         return self

@@ -37,6 +37,41 @@ class Component:
         return None
 
 
+class ChecksSubmission(ABC):
+    """A component that must see the topology's configuration at submit to know it can run.
+
+    Storm's submitter checks the configuration; such a component adds a check of its own
+    (a Trident topology finding where to keep its progress), so that a topology that
+    cannot run as configured is refused before any task starts or anything is written.
+    """
+
+    @abstractmethod
+    def check_submission(self, conf: dict[str, Any]) -> None:
+        """Raise :class:`~sparkstorm.InvalidTopologyError` saying what to change, if need be."""
+
+
+class UsesRunMemory:
+    """A component that keeps something in the run's memory, in the driver.
+
+    What must outlive the workers but not the run (Trident's progress and
+    ``MemoryMapState``s under the default provider): a run, or a ``LocalCluster``,
+    serves its tasks a memory when one of its components is such a component.
+    """
+
+
+class HoldsWork(ABC):
+    """A spout that may hold work back while it emits nothing.
+
+    A batch waiting to be emitted again after its source failed, say. The topology is
+    not idle meanwhile, so an until-idle run, or a test's ``wait_until_idle``, does not
+    end on the wait.
+    """
+
+    @abstractmethod
+    def holding(self) -> str | None:
+        """What it holds back, in words; None when nothing."""
+
+
 class Spout(Component, ABC):
     """A source of tuples (Storm's ``ISpout``).
 

@@ -5,7 +5,7 @@ Examples
 >>> from sparkstorm.trident import Count, MemoryMapState
 """
 
-from sparkstorm.trident.coordinator import BatchFailedTooOften
+from sparkstorm.errors import BatchFailedTooOften
 from sparkstorm.trident.drpc import DRPCExecutionError, LocalDRPC
 from sparkstorm.trident.operations import (
     BaseAggregator,
@@ -33,6 +33,8 @@ from sparkstorm.trident.spouts import (
     FeederCommitterBatchSpout,
     FixedBatchSpout,
     IBatchSpout,
+    ICommitterBatchSpout,
+    IPositionedBatchSpout,
 )
 from sparkstorm.trident.state import MemoryMapState
 from sparkstorm.trident.stream import GroupedStream, Stream, TridentState, TridentTopology
@@ -58,6 +60,8 @@ __all__ = [
     "FixedBatchSpout",
     "GroupedStream",
     "IBatchSpout",
+    "ICommitterBatchSpout",
+    "IPositionedBatchSpout",
     "LocalDRPC",
     "MapGet",
     "MemoryMapState",

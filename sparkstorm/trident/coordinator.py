@@ -33,12 +33,14 @@ from sparkstorm.config import (
     TOPOLOGY_MAX_SPOUT_PENDING,
     TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS,
 )
-from sparkstorm.errors import TopologyHalted
-from sparkstorm.topology.components import Spout
+from sparkstorm.errors import BatchFailedTooOften
+from sparkstorm.topology.components import ChecksSubmission, HoldsWork, Spout, UsesRunMemory
 from sparkstorm.topology.declarers import OutputFieldsDeclarer
 from sparkstorm.trident.drpc import server_of
 from sparkstorm.trident.nodes import TX, Row
-from sparkstorm.trident.progress import Progress
+from sparkstorm.trident.progress import Progress, progress_store
+from sparkstorm.trident.sources import BatchSource
+from sparkstorm.trident.state.base import StateFactory
 from sparkstorm.trident.tuple import TridentCollector
 from sparkstorm.trident.watching import METRIC, BatchWatch
 from sparkstorm.trident.wiring import (
@@ -50,19 +52,12 @@ from sparkstorm.trident.wiring import (
     deal,
 )
 
-PROCESSING, PROCESSED, COMMITTING = "processing", "processed", "committing"
+PROCESSING, PROCESSED, COMMITTING, WRITTEN = "processing", "processed", "committing", "written"
 RETRY_SECS = 0.25
 """After a spout or the checkpoint store failed, how long before a batch is emitted again
 (within ``sparkstorm.idle.grace.secs``, so an until-idle run does not end on the wait)."""
 DRPC_POLL_SECS = 0.002
 """How often the DRPC servers are asked for requests (a call to another process)."""
-
-
-class BatchFailedTooOften(TopologyHalted):
-    """A batch failed ``sparkstorm.trident.max.attempts`` times: the topology stops.
-
-    .. versionadded:: 0.3.0
-    """
 
 
 @dataclass
@@ -80,22 +75,28 @@ class _Batch:
     """Its spouts' new metadata is not in the checkpoint store yet (the store failed)."""
 
 
-class Coordinator(Spout):
+class Coordinator(Spout, ChecksSubmission, HoldsWork, UsesRunMemory):
     """Emits the batches of every Trident spout and DRPC function of one topology."""
 
     def __init__(
         self,
-        spouts: dict[str, Any],
+        spouts: dict[str, BatchSource],
         spout_edges: dict[str, list[Edge]],
         drpc: dict[str, Any],
         drpc_edges: dict[str, list[Edge]],
-        committers: bool,
+        states: list[tuple[str, StateFactory]],
     ) -> None:
         self.spouts = spouts
         self.spout_edges = spout_edges
         self.drpc = drpc
         self.drpc_edges = drpc_edges
-        self.committers = committers
+        self.states = states
+        """The states the batches are persisted into: (label, factory)."""
+        self.committers = bool(states)
+
+    def check_submission(self, conf: dict[str, Any]) -> None:
+        """Refuse a topology whose progress has no place that lives as long as its states."""
+        progress_store(conf, self.states)
 
     def declare_output_fields(self, declarer: OutputFieldsDeclarer) -> None:
         """One direct stream per edge out, and the commit stream."""
@@ -111,6 +112,14 @@ class Coordinator(Spout):
         """
         served = [f for f, server in self.drpc.items() if server is None]
         return {TOPOLOGY_MAX_SPOUT_PENDING: None, SPARKSTORM_DRPC_FUNCTIONS: served}
+
+    def holding(self) -> str | None:
+        """A batch waiting to be emitted again, or for its commit to be kept, if one is."""
+        if getattr(self, "halted", None) is not None:  # it stays so: nothing to wait for
+            return None
+        batches = getattr(self, "batches", {}).values()  # none before open
+        held = sorted(b.txid for b in batches if not b.sent or b.state == WRITTEN)
+        return f"Trident batch {held[0]} waits to be emitted or kept again" if held else None
 
     def open(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
         """Open the batch spouts; read the limits."""
@@ -130,7 +139,7 @@ class Coordinator(Spout):
             for e in edges
         }
         self.batches: dict[int, _Batch] = {}
-        self.progress = Progress(conf)
+        self.progress = Progress.open(conf, self.states)
         self.committed = self.progress.committed()
         self.next_txid = self.committed + 1
         self.dry_until = 0.0
@@ -148,10 +157,8 @@ class Coordinator(Spout):
         }
         for spout in self.spouts.values():
             spout.open(conf, context)
-        self.partitioned = {t: s for t, s in self.spouts.items() if hasattr(s, "snapshot")}
-        """The partitioned spouts: their metadata is kept with each commit."""
         kept = self.progress.spouts()
-        for tx_id, spout in self.partitioned.items():
+        for tx_id, spout in self.spouts.items():
             if tx_id in kept:
                 spout.restore(kept[tx_id])
 
@@ -178,8 +185,8 @@ class Coordinator(Spout):
         if time.monotonic() < self.retry_at:  # a spout's source or the store failed: wait
             return
         for batch in sorted(self.batches.values(), key=lambda b: b.txid):
-            if not batch.sent:
-                self._emit(batch)
+            if not batch.sent and not self._emit(batch):
+                return  # held: no later batch may read on from metadata not yet kept
         while (
             len(self.batches) < self.max_pending
             and time.monotonic() >= self.dry_until
@@ -187,7 +194,8 @@ class Coordinator(Spout):
         ):
             batch = self.batches[self.next_txid] = _Batch(self.next_txid)
             self.next_txid += 1
-            self._emit(batch)
+            if not self._emit(batch):
+                return
             if batch.empty:
                 self._commit_ready()
                 if not batch.replayed:  # the spouts are dry: ask them again later
@@ -196,16 +204,22 @@ class Coordinator(Spout):
 
     def _ready(self, txid: int) -> bool:
         """Whether every spout that can say so has a batch for ``txid``."""
-        ready = all(getattr(s, "is_ready", lambda t: True)(txid) for s in self.spouts.values())
+        ready = all(s.is_ready(txid) for s in self.spouts.values())
         if not ready:
             self.dry_until = time.monotonic() + self.interval
         return ready
 
     def _commit_ready(self) -> None:
         """Commit the next batch in txid order if it is processed (at once if empty)."""
-        while (batch := self.batches.get(self.committed + 1)) and batch.state == PROCESSED:
+        while batch := self.batches.get(self.committed + 1):
+            if batch.state == WRITTEN:  # its progress could not be kept: try again
+                if time.monotonic() < self.retry_at or not self._finish(batch):
+                    return
+                continue
+            if batch.state != PROCESSED:
+                return
             if batch.empty or not self.committers:
-                self._committed(batch.txid)
+                self._finish(batch)
                 continue
             batch.state = COMMITTING
             batch.outstanding = 1
@@ -214,8 +228,12 @@ class Coordinator(Spout):
             self.collector.emit([(batch.txid, batch.attempt)], (key, 0), COMMIT_STREAM)
             return
 
-    def _emit(self, batch: _Batch) -> None:
-        """Ask the spouts for the batch's tuples and send them."""
+    def _emit(self, batch: _Batch) -> bool:
+        """Ask the spouts for the batch's tuples and send them; False if it must wait.
+
+        Whether a batch is empty is decided by the attempt being emitted: a replay of a
+        batch that had nothing may read what arrived since (an opaque or a core spout).
+        """
         batch.sent = True
         rows: dict[str, list[Row]] = {}
         for tx_id, spout in self.spouts.items():
@@ -224,21 +242,22 @@ class Coordinator(Spout):
                 emitted = spout.emit_batch(batch.txid, collector)
             except Exception as exc:  # its source is down, say: the whole batch waits
                 self._hold(batch, f"spout {tx_id!r} could not emit it", exc)
-                return
+                return False
             batch.unkept |= bool(emitted)
             batch.replayed |= emitted is False
             rows[tx_id] = collector.emitted
         self.watch.emitted(batch.txid, batch.attempt, sum(map(len, rows.values())))
-        if batch.attempt == 0 and not any(rows.values()):
-            batch.empty = True
+        batch.empty = not any(rows.values())
+        if batch.empty:
             batch.state = PROCESSED
-            return
+            return True
         if batch.unkept and not self._keep(batch):  # ranges stored before any tuple leaves
-            return
+            return False
         key: BatchKey = (TX, batch.txid, batch.attempt, False)
         batch.outstanding = self._send(key, [(self.spout_edges[t], r) for t, r in rows.items()])
         if batch.outstanding == 0:
             self._processed(batch)
+        return True
 
     def _send(self, key: BatchKey, what: list[tuple[list[Edge], list[Row]]]) -> int:
         sent = 0
@@ -275,33 +294,43 @@ class Coordinator(Spout):
         )
 
     def _metadata(self) -> dict[str, Any]:
-        return {t: s.snapshot() for t, s in self.partitioned.items()}
+        kept = {t: s.snapshot() for t, s in self.spouts.items()}
+        return {t: saved for t, saved in kept.items() if saved is not None}
 
     def _processed(self, batch: _Batch) -> None:
         batch.state = PROCESSED
         self.watch.processed(batch.txid)
 
-    def _committed(self, txid: int) -> None:
-        self.committed = txid
-        empty = self.batches.pop(txid).empty
-        self.watch.committed_now(txid, empty)
-        for spout in self.partitioned.values():
-            spout.ack(txid)
-        if not empty:  # an empty batch wrote nothing, and moved no range
+    def _finish(self, batch: _Batch) -> bool:
+        """Every state wrote ``batch``: keep the progress, then tell the spouts.
+
+        False if the progress could not be kept: nothing is acked, and nothing later
+        commits, until it is.
+        """
+        batch.state = WRITTEN
+        txid = batch.txid
+        for spout in self.spouts.values():
+            spout.committed(txid)
+        if not batch.empty:  # an empty batch wrote nothing, and moved no range
             try:
                 self.progress.commit(txid, self._metadata())
-            except Exception as exc:  # the next commit stores a later txid; a restart
-                # before it replays from the last one kept, which the states skip
+            except Exception as exc:
+                self.retry_at = time.monotonic() + RETRY_SECS
                 self.collector.report_error(
-                    ConnectionError(f"Trident batch {txid}: the checkpoint store failed ({exc})")
+                    ConnectionError(
+                        f"Trident batch {txid}: the checkpoint store failed to keep its "
+                        f"commit ({type(exc).__name__}: {exc}); nothing is acked to the "
+                        f"spouts, or committed after it, until it is: trying again in "
+                        f"{RETRY_SECS:g} s"
+                    )
                 )
-        for tx_id, spout in self.spouts.items():
-            if tx_id in self.partitioned:
-                continue
-            commit = getattr(spout, "commit", None)
-            if commit is not None:
-                commit(txid)
+                return False
+        self.committed = txid
+        del self.batches[txid]
+        self.watch.committed_now(txid, batch.empty)
+        for spout in self.spouts.values():
             spout.ack(txid)
+        return True
 
     def ack(self, msg_id: Any) -> None:
         """A message's tree completed: its batch may be processed, or committed."""
@@ -317,7 +346,7 @@ class Coordinator(Spout):
         if batch.outstanding > 0:
             return
         if commit_phase:
-            self._committed(txid)
+            self._finish(batch)
         else:
             self._processed(batch)
         self._sync()
@@ -355,9 +384,7 @@ class Coordinator(Spout):
         self.watch.halted = self.halted
         self.collector.report_error(BatchFailedTooOften(self.halted))
         for spout in self.spouts.values():
-            halt = getattr(spout, "halt", None)
-            if halt is not None:
-                halt(self.halted)
+            spout.halt(self.halted)
 
     # -- DRPC ------------------------------------------------------------------------
     def _request(self, function: str, request: int, args: str) -> None:

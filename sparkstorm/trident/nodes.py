@@ -39,9 +39,13 @@ from sparkstorm.trident.state.base import (
     StateFactory,
     ValueUpdater,
 )
+from sparkstorm.trident.state.maps import SnapshottableMap
 from sparkstorm.trident.tuple import TridentCollector, TridentTuple, tuple_class
 
 Row = list[Any]
+
+GLOBAL_KEY = ["$GLOBAL$"]
+"""Where a global aggregate keeps its one value in a map state that is not snapshottable."""
 
 TX = "tx"
 """The batch source of every Trident spout: one txid sequence for them all."""
@@ -437,7 +441,21 @@ class PersistNode(Node):
     @override
     def open(self, conf: dict[str, Any], context: Any, index: int, num: int) -> None:
         super().open(conf, context, index, num)
-        self.state = self.factory.make_state(conf, None, index, num)
+        state = self.factory.make_state(conf, None, index, num)
+        if self.kind != "user" and not self.group_indexes and not isinstance(state, Snapshottable):
+            if not isinstance(state, MapState):
+                raise TypeError(self._cannot(state, "a global aggregate", "Snapshottable"))
+            state = SnapshottableMap(state, GLOBAL_KEY)  # its one value under one key
+        elif self.kind != "user" and self.group_indexes and not isinstance(state, MapState):
+            raise TypeError(self._cannot(state, "an aggregate by group", "MapState"))
+        self.state = state
+
+    def _cannot(self, state: State, what: str, needs: str) -> str:
+        return (
+            f"{self.label} persists {what} into {type(state).__name__} (made by "
+            f"{type(self.factory).__name__}), which is no {needs}: persist it into a map "
+            f"state, or make the factory's states {needs}s"
+        )
 
     def write(self, txid: int | None, rows: list[Row], task: Any) -> list[Row]:
         """Apply one batch partition's rows to the state; the new values."""
@@ -470,13 +488,9 @@ class PersistNode(Node):
                 groups.setdefault(key(row), []).append(self.project(row))
             updaters = {k: _ReducerValueUpdater(agg, v) for k, v in groups.items()}
         if not g:
-            if not isinstance(state, Snapshottable):
-                msg = f"{self.label}: a global persistent aggregate needs a snapshottable state"
-                raise TypeError(msg)
+            assert isinstance(state, Snapshottable)  # made so in open
             return [[state.update(updaters[()])]]
-        if not isinstance(state, MapState):
-            msg = f"{self.label}: a grouped persistent aggregate needs a MapState"
-            raise TypeError(msg)
+        assert isinstance(state, MapState)
         keys: list[Key] = [[k] for k in updaters] if len(g) == 1 else [list(k) for k in updaters]
         values = state.multi_update(keys, list(updaters.values()))
         return [[*k, v] for k, v in zip(keys, values, strict=True)]

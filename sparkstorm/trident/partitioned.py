@@ -20,6 +20,7 @@ from typing import Any
 from typing_extensions import override
 
 from sparkstorm.topology.fields import Fields
+from sparkstorm.trident.sources import BatchSource
 from sparkstorm.trident.spouts import OPAQUE, TRANSACTIONAL
 from sparkstorm.trident.tuple import TridentCollector
 
@@ -239,7 +240,7 @@ class OpaqueOf(IOpaquePartitionedTridentSpout):
         return self.inner.get_output_fields()
 
 
-class PartitionedBatches:
+class PartitionedBatches(BatchSource):
     """Runs a partitioned spout in the coordinator, keeping each batch's metadata."""
 
     def __init__(self, spout: IPartitionedTridentSpout | IOpaquePartitionedTridentSpout) -> None:
@@ -255,7 +256,7 @@ class PartitionedBatches:
         """Make the coordinator and the emitter."""
         self.coordinator = self.spout.get_coordinator(conf, context)
         self.emitter = self.spout.get_emitter(conf, context)
-        self.committed: dict[str, Meta] = {}
+        self.last: dict[str, Meta] = {}
         """Each partition's metadata as of the last committed batch."""
         self.pending: dict[int, dict[str, Meta]] = {}
         """Each batch in flight's metadata, by partition."""
@@ -283,15 +284,18 @@ class PartitionedBatches:
                 if meta is not None:
                     emitter.re_emit_partition_batch(txid, collector, partition, meta)
             return False
-        before = self.pending.get(txid - 1, self.committed)
+        before = self.pending.get(txid - 1, self.last)
         last = {p.get_id(): before.get(p.get_id()) for p in partitions}
         self.pending[txid] = self.emitter.emit_batch_new(txid, collector, partitions, last)
         return True
 
-    def ack(self, txid: int) -> None:
+    def committed(self, txid: int) -> None:
         """Batch ``txid`` committed: its metadata is the partitions' last committed."""
-        self.committed.update(self.pending.pop(txid, {}))
-        self.emitter.committed(txid, self.committed)
+        self.last.update(self.pending.pop(txid, {}))
+
+    def ack(self, txid: int) -> None:
+        """The progress is kept: the emitter may record it (Kafka's group offsets)."""
+        self.emitter.committed(txid, self.last)
 
     def close(self) -> None:
         """Close the coordinator and the emitter."""
@@ -300,9 +304,9 @@ class PartitionedBatches:
 
     def snapshot(self) -> dict[str, Any]:
         """What the checkpoint store keeps: committed and in-flight metadata."""
-        return {"committed": self.committed, "pending": [[t, m] for t, m in self.pending.items()]}
+        return {"committed": self.last, "pending": [[t, m] for t, m in self.pending.items()]}
 
     def restore(self, saved: dict[str, Any]) -> None:
         """Carry on from what a previous coordinator kept."""
-        self.committed = dict(saved.get("committed", {}))
+        self.last = dict(saved.get("committed", {}))
         self.pending = {int(t): metas for t, metas in saved.get("pending", [])}

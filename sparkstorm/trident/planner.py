@@ -146,9 +146,8 @@ def plan(topology: TridentTopology) -> Topology:
         if isinstance(origin, SourceNode):
             (spout_edges if TX in origin.sources else drpc_edges)[origin.key].append(edge)
     committers = [i for i, group in enumerate(groups) if any(_buffered(n) for n in group)]
-    coordinator = Coordinator(
-        topology.spouts, spout_edges, topology.drpc, drpc_edges, bool(committers)
-    )
+    states = [(n.label, n.factory) for n in nodes if isinstance(n, PersistNode)]
+    coordinator = Coordinator(topology.spouts, spout_edges, topology.drpc, drpc_edges, states)
     builder.set_spout(COORDINATOR, coordinator)
     for i, members in enumerate(groups):
         inputs = [e for e in edges if e.to_component == component(i)]
@@ -214,20 +213,65 @@ def _starts_group(node: Node, group_of: dict[int, int]) -> bool:
     )
 
 
+REFUSED = {
+    ("opaque", "transactional"): (
+        "a replayed batch of an opaque spout may hold other tuples, which a transactional "
+        "map would skip as applied already"
+    ),
+    ("non-transactional", "transactional"): (
+        "a replayed batch of a core spout holds other messages, which a transactional map "
+        "would skip, where a commit was half written before the failure, as applied "
+        "already, and then ack: they would be lost"
+    ),
+}
+"""(spout, state) guarantees whose pairing can lose or double-count tuples, and why."""
+
+
 def _check_guarantees(topology: TridentTopology, nodes: list[Node]) -> None:
-    """Refuse what would break exactly-once silently: an opaque spout into a transactional map."""
-    opaque = [t for t, s in topology.spouts.items() if getattr(s, "guarantee", None) == "opaque"]
+    """Refuse a spout and a state on one path that would break exactly-once silently."""
     for node in nodes:
-        if not opaque or not isinstance(node, PersistNode):
+        if not isinstance(node, PersistNode):
             continue
-        if getattr(node.factory, "kind", None) == "transactional":
+        drpc = sorted(str(s[1]) for s in node.sources if s != TX)
+        if drpc:
             msg = (
-                f"the opaque spout {opaque[0]!r} feeds {node.label}, a transactional map "
-                f"state: a replayed batch of an opaque spout may hold other tuples, which a "
-                f"transactional map would skip as applied already. Use an opaque map "
-                f"(OpaqueMap, or the store's .opaque(...)), or a transactional spout"
+                f"{node.label} persists a stream of DRPC function {drpc[0]!r}: a DRPC "
+                f"request is no batch of the spouts and is never committed, so nothing "
+                f"would be written. Query states from DRPC streams (state_query); persist "
+                f"the spouts' streams"
             )
             raise InvalidTopologyError(msg, component=node.label)
+        state = node.factory.state_type()
+        for tx_id in _spouts_upstream(node):
+            spout = topology.spouts[tx_id].guarantee
+            why = REFUSED.get((spout, state or ""))
+            if why is not None:
+                use = (
+                    "OpaqueMap, or the store's .opaque(...)"
+                    if spout == "opaque"
+                    else ("an opaque map (at-least-once), or a transactional spout")
+                )
+                msg = (
+                    f"the {spout} spout {tx_id!r} feeds {node.label}, a {state} map state "
+                    f"({type(node.factory).__name__}): {why}. Use {use}"
+                )
+                raise InvalidTopologyError(msg, component=node.label)
+
+
+def _spouts_upstream(node: Node) -> set[str]:
+    """The tx ids of the spouts whose tuples reach ``node``."""
+    found: set[str] = set()
+    seen: set[int] = set()
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.node_id in seen:
+            continue
+        seen.add(current.node_id)
+        if isinstance(current, SourceNode) and TX in current.sources:
+            found.add(current.key)
+        stack.extend(current.parents)
+    return found
 
 
 def _check(node: Node) -> None:

@@ -1,31 +1,157 @@
-"""Where a Trident topology's coordinator keeps the last committed txid.
+"""Where a Trident topology keeps its progress: the last committed txid, the spouts' metadata.
 
-In the checkpoint store (``topology.state.provider``: Redis or a directory; the default,
-``memory``, keeps it in the coordinator's process), under the topology's name. A
-coordinator that starts again, in a new run or a new worker, goes on from the txid after
-it: a durable state has seen every txid up to it, and a transactional or opaque map
-would refuse, or skip, txids it has seen. The partitioned spouts' metadata goes with it,
-in the same write (see ``trident/partitioned.py``).
+Storm keeps it in ZooKeeper, always. Here it is kept where it lives exactly as long as
+the topology's states do, so that a restart, a lost worker or a rebalance goes on from
+the last commit, counting nothing twice and losing nothing:
+
+- ``topology.state.provider`` named: in that store (Redis, a directory, or ``memory``:
+  the run's memory), under the topology's name (``NAME:trident``);
+- not named: in the store of the states the topology persists into
+  (``StateFactory.store()``), under the first state's name: a Redis map's progress in
+  its Redis, a PostgreSQL map's in its database, a ``MemoryMapState``'s in the run's
+  memory (as is that of a topology with no state), which outlives the workers but not
+  the run;
+- where that cannot be decided (a state factory that cannot tell where it keeps its
+  values, states in two stores, a state that outlives the run with progress that does
+  not), the topology is refused at submit, in one line naming
+  ``topology.state.provider``, before anything is written.
+
+A coordinator that starts again, in a new run or a new worker, goes on from the txid
+after the last committed one: a durable state has seen every txid up to it, and a
+transactional or opaque map would skip, or refuse, txids it has seen. The partitioned
+spouts' metadata goes with it, in the same write (see ``trident/partitioned.py``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Any, Protocol
 
 from sparkstorm.config import (
     TOPOLOGY_NAME,
     TOPOLOGY_STATE_PROVIDER,
     provider_config,
+    provider_name,
 )
-from sparkstorm.state.stores import open_store
+from sparkstorm.control.run_memory import RunMemoryClient, run_memory
+from sparkstorm.errors import InvalidTopologyError
+from sparkstorm.state.stores import Sources, open_store
+from sparkstorm.trident.state.base import MEMORY, StateFactory, StateStore
+
+PROVIDER_HINT = (
+    "set topology.state.provider to the store to keep it in (redis or directory, with "
+    "topology.state.provider.config; memory for states that last no longer than the run)"
+)
+
+
+class ProgressStore(Protocol):
+    """What keeps a topology's progress: one marker, written whole."""
+
+    def committed_txid(self) -> int:
+        """The last committed txid (-1 before the first)."""
+
+    def mark_committed(self, txid: int, sources: Sources | None = None) -> None:
+        """``txid`` committed, with the spouts' metadata, in one write."""
+
+    def committed_sources(self) -> Sources:
+        """The metadata written with the last commit."""
+
+
+def progress_store(
+    conf: dict[str, Any], states: list[tuple[str, StateFactory]]
+) -> tuple[StateStore, str]:
+    """Where the topology keeps its progress, and under which name; refused if undecidable.
+
+    ``states`` are the topology's persisted states: (label, factory).
+    """
+    topology = conf.get(TOPOLOGY_NAME) or "topology"
+    stores = [(label, factory, factory.store()) for label, factory in states]
+    durable = [(label, store) for label, _, store in stores if store and store != MEMORY]
+    named = conf.get(TOPOLOGY_STATE_PROVIDER)
+    if named is not None:
+        provider = provider_name(named)
+        if provider == "memory" and durable:
+            label, store = durable[0]
+            msg = (
+                f"Trident topology {topology!r} persists {label!r} into {store.shown}, which "
+                f"outlives the run, but keeps its progress in memory "
+                f"(topology.state.provider is 'memory'): a restart would count again what "
+                f"was counted. Leave topology.state.provider unset (the progress is then "
+                f"kept in the state's own store), or name a durable one"
+            )
+            raise InvalidTopologyError(msg)
+        return StateStore(provider, provider_config(conf)), f"{topology}:trident"
+    unknown = [(label, factory) for label, factory, store in stores if store is None]
+    if unknown:
+        label, factory = unknown[0]
+        msg = (
+            f"Trident topology {topology!r}: state {label!r} ({type(factory).__name__}) "
+            f"does not say where it keeps its values (StateFactory.store()), so the "
+            f"topology cannot tell where to keep its progress (the last committed batch, "
+            f"the spouts' positions) for a restart to count nothing twice: {PROVIDER_HINT}"
+        )
+        raise InvalidTopologyError(msg)
+    places = {(s.provider, json.dumps(s.config, sort_keys=True)): s for _, s in durable}
+    if len(places) > 1:
+        shown = " and ".join(s.shown for s in places.values())
+        msg = (
+            f"Trident topology {topology!r} persists into states in {shown}: which one "
+            f"keeps its progress cannot be decided: {PROVIDER_HINT}"
+        )
+        raise InvalidTopologyError(msg)
+    if not durable:
+        return MEMORY, f"{topology}:trident"
+    store = durable[0][1]
+    return store, f"{store.name}:progress"
+
+
+def open_progress(store: StateStore, name: str, conf: dict[str, Any]) -> ProgressStore:
+    """The progress store ``progress_store`` chose, opened."""
+    if store.provider == "memory":
+        return MemoryProgress(run_memory(conf), name)
+    if store.provider == "postgres":
+        from sparkstorm.trident.state.postgres import PostgresProgress
+
+        return PostgresProgress(store.config["dsn"], name)
+    config = dict(store.config)
+    if store.name:  # a state's own store: beside the state, under its name
+        config.setdefault("key_prefix", "sparkstorm:trident")
+    return open_store(store.provider, config, name)
+
+
+class MemoryProgress:
+    """Progress in the run's memory: it outlives the workers, not the run."""
+
+    def __init__(self, memory: RunMemoryClient, name: str) -> None:
+        self.memory, self.space = memory, f"trident-progress:{name}"
+
+    def committed_txid(self) -> int:
+        """The last committed txid (-1 before the first)."""
+        return int(self.memory.read(self.space).get("txid", -1))
+
+    def mark_committed(self, txid: int, sources: Sources | None = None) -> None:
+        """``txid`` committed, with the spouts' metadata."""
+        self.memory.write(self.space, {"txid": txid, "sources": sources or {}})
+
+    def committed_sources(self) -> Sources:
+        """The metadata written with the last commit."""
+        sources: Sources = self.memory.read(self.space).get("sources", {})
+        return sources
 
 
 class Progress:
-    """The last committed txid of one Trident topology."""
+    """The last committed txid of one Trident topology, and its spouts' metadata."""
 
-    def __init__(self, conf: dict[str, Any]) -> None:
-        topology = f"{conf.get(TOPOLOGY_NAME) or 'topology'}:trident"
-        self.store = open_store(conf[TOPOLOGY_STATE_PROVIDER], provider_config(conf), topology)
+    def __init__(self, store: ProgressStore, where: str) -> None:
+        self.store = store
+        self.where = where
+        """Where it is kept, for messages."""
+
+    @classmethod
+    def open(cls, conf: dict[str, Any], states: list[tuple[str, StateFactory]]) -> Progress:
+        """The topology's progress, where :func:`progress_store` says."""
+        store, name = progress_store(conf, states)
+        return cls(open_progress(store, name, conf), f"{store.shown} ({name})")
 
     def committed(self) -> int:
         """The last committed txid (0 before the first)."""

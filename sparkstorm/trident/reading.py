@@ -36,9 +36,10 @@ class TridentMap:
     def where(self) -> str:
         """The factory, its kind and its store, as the CLI names them."""
         f = self.factory
-        kind = getattr(f, "kind", "")
-        place = getattr(f, "url", None) or getattr(f, "dsn", None)
-        return " ".join(str(p) for p in (type(f).__name__, kind, place and f"at {place}") if p)
+        store = f.store()
+        place = store.shown.partition(" at ")[2] if store is not None else ""
+        parts = (type(f).__qualname__, f.state_type(), place and f"at {place}")
+        return " ".join(str(p) for p in parts if p)
 
 
 @dataclass
@@ -73,21 +74,24 @@ def read_trident_state(
 ) -> CommittedTridentState:
     """The committed maps of ``topology``, and its last committed txid.
 
-    The txid is read from the checkpoint store of ``conf`` (0 with the ``memory``
-    provider, or before the first commit). ``name`` is the run's (``--name``, else the
-    file's stem), as the progress is kept under it.
+    The txid is read where the topology keeps its progress (``trident/progress.py``): the
+    store of its states, or the one ``conf`` names; 0 before the first commit, or where
+    it is kept in the run's memory. ``name`` is the run's (``--name``, else the file's
+    stem), as the progress is kept under it when ``topology.state.provider`` is named.
 
     .. versionadded:: 0.3.0
     """
     resolved = resolve(conf)
     resolved[TOPOLOGY_NAME] = name or resolved[TOPOLOGY_NAME] or "topology"
     maps = []
-    for label, factory in persisted_states(topology):
+    states = persisted_states(topology)
+    for label, factory in states:
         try:
             maps.append(TridentMap(label, factory, list(factory.committed_items())))
         except NotImplementedError as exc:
             maps.append(TridentMap(label, factory, unreadable=str(exc)))
-    return CommittedTridentState(resolved[TOPOLOGY_NAME], Progress(resolved).committed(), maps)
+    progress = Progress.open(resolved, states)
+    return CommittedTridentState(resolved[TOPOLOGY_NAME], progress.committed(), maps)
 
 
 def trident_state_frame(spark: Any, topology: Topology) -> Any:

@@ -16,10 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparkstorm.control import mailbox
-from sparkstorm.topology.components import Spout
+from sparkstorm.errors import BatchFailedTooOften
 from sparkstorm.topology.fields import Fields
 from sparkstorm.trident import driving
-from sparkstorm.trident.coordinator import BatchFailedTooOften
 from sparkstorm.trident.tuple import TridentCollector
 
 TRANSACTIONAL, OPAQUE, NON_TRANSACTIONAL = "transactional", "opaque", "non-transactional"
@@ -46,6 +45,14 @@ class IBatchSpout(ABC):
     def ack(self, batch_id: int) -> None:  # noqa: B027 (optional)
         """Batch ``batch_id`` committed: forget it."""
 
+    def halt(self, reason: str) -> None:  # noqa: B027 (optional)
+        """The topology stopped committing: a batch failed too often (``reason`` says why).
+
+        After ``sparkstorm.trident.max.attempts`` failures of one batch.
+
+        .. versionadded:: 0.4.0
+        """
+
     def close(self) -> None:  # noqa: B027 (optional)
         """Called when the topology stops."""
 
@@ -54,7 +61,38 @@ class IBatchSpout(ABC):
         """The fields of its tuples."""
 
 
-class FixedBatchSpout(IBatchSpout):
+class ICommitterBatchSpout(IBatchSpout):
+    """A batch spout told of each commit before its ``ack`` (Storm's ``ICommitterTridentSpout``).
+
+    .. versionadded:: 0.4.0
+    """
+
+    @abstractmethod
+    def commit(self, batch_id: int) -> None:
+        """Batch ``batch_id`` committed in every state."""
+
+
+class IPositionedBatchSpout(IBatchSpout):
+    """A batch spout whose position the coordinator keeps with the topology's progress.
+
+    ``position()`` is kept (as JSON) before a new batch's tuples leave, and with every
+    commit; a new copy of the spout (a restart, a lost worker, a rebalance) is given the
+    last one kept (``seek``) before its first batch. Its replays then hold the same
+    tuples, and it goes on where the committed batches ended.
+
+    .. versionadded:: 0.4.0
+    """
+
+    @abstractmethod
+    def position(self) -> Any:
+        """Where it is, and what each batch not yet acked holds (JSON)."""
+
+    @abstractmethod
+    def seek(self, position: Any) -> None:
+        """Go back to ``position``, as :meth:`position` gave it."""
+
+
+class FixedBatchSpout(IPositionedBatchSpout):
     """Emits the tuples it was given, ``max_batch_size`` at a time (Storm's test spout).
 
     Examples
@@ -71,7 +109,8 @@ class FixedBatchSpout(IBatchSpout):
         self.outputs = [list(t) for t in tuples]
         self.cycle = False
         self.index = 0
-        self.batches: dict[int, list[list[Any]]] = {}
+        self.batches: dict[int, tuple[int, int]] = {}
+        """Each batch not yet acked: (its first tuple's index, how many)."""
 
     def set_cycle(self, cycle: bool) -> None:
         """Start again from the first tuple once all were emitted."""
@@ -81,19 +120,27 @@ class FixedBatchSpout(IBatchSpout):
         """Emit the next ``max_batch_size`` tuples, or batch ``batch_id``'s again."""
         batch = self.batches.get(batch_id)
         if batch is None:
-            batch = []
             if self.index >= len(self.outputs) and self.cycle:
                 self.index = 0
-            while self.index < len(self.outputs) and len(batch) < self.max_batch_size:
-                batch.append(self.outputs[self.index])
-                self.index += 1
-            self.batches[batch_id] = batch
-        for values in batch:
+            count = min(self.max_batch_size, len(self.outputs) - self.index)
+            batch = self.batches[batch_id] = (self.index, count)
+            self.index += count
+        first, count = batch
+        for values in self.outputs[first : first + count]:
             collector.emit(values)
 
     def ack(self, batch_id: int) -> None:
         """Forget batch ``batch_id``."""
         self.batches.pop(batch_id, None)
+
+    def position(self) -> dict[str, Any]:
+        """The next tuple's index, and each batch not yet acked."""
+        return {"index": self.index, "batches": [[t, *b] for t, b in self.batches.items()]}
+
+    def seek(self, position: dict[str, Any]) -> None:
+        """Go back to ``position``."""
+        self.index = int(position["index"])
+        self.batches = {int(t): (int(first), int(count)) for t, first, count in position["batches"]}
 
     def get_output_fields(self) -> Fields:
         """The fields it was given."""
@@ -185,7 +232,7 @@ class FeederBatchSpout(IBatchSpout):
         return self.fields
 
 
-class FeederCommitterBatchSpout(FeederBatchSpout):
+class FeederCommitterBatchSpout(FeederBatchSpout, ICommitterBatchSpout):
     """A :class:`FeederBatchSpout` told of each commit (Storm's ``ICommitterTridentSpout``).
 
     .. versionadded:: 0.3.0
@@ -193,102 +240,3 @@ class FeederCommitterBatchSpout(FeederBatchSpout):
 
     def commit(self, batch_id: int) -> None:
         """Batch ``batch_id`` committed (called before ``ack``)."""
-
-
-class RichSpoutBatch(IBatchSpout):
-    """A core :class:`~sparkstorm.Spout` read in batches: non-transactional (at-least-once).
-
-    Each batch takes what ``next_tuple`` emits, up to ``topology.max.spout.pending`` ...
-    the spout's message ids are acked once their batch committed, and failed when it
-    failed; the spout replays them in a later batch, as Storm's ``RichSpoutBatchExecutor``.
-    """
-
-    guarantee = NON_TRANSACTIONAL
-
-    def __init__(self, spout: Spout, max_batch_size: int = 1000) -> None:
-        self.spout = spout
-        self.max_batch_size = max_batch_size
-        self.fields = _declared_fields(spout)
-        self.batches: dict[int, list[Any]] = {}
-
-    def open(self, conf: dict[str, Any], context: Any) -> None:
-        """Open the spout with a collector that gathers its emits."""
-        self.collector = _GatheringCollector()
-        self.spout.open(conf, context, self.collector)  # type: ignore[arg-type]
-        self.spout.activate()
-
-    def emit_batch(self, batch_id: int, collector: TridentCollector) -> None:
-        """Fail what a previous attempt of ``batch_id`` took, then take a fresh batch."""
-        for msg_id in self.batches.pop(batch_id, []):
-            self.spout.fail(msg_id)
-        gathered = self.collector.gathered
-        for _ in range(self.max_batch_size):
-            before = len(gathered)
-            self.spout.next_tuple()
-            if len(gathered) == before:
-                break
-        ids = []
-        for values, msg_id in gathered:
-            collector.emit(values)
-            if msg_id is not None:
-                ids.append(msg_id)
-        gathered.clear()
-        self.batches[batch_id] = ids
-
-    def ack(self, batch_id: int) -> None:
-        """Ack the batch's message ids to the spout."""
-        for msg_id in self.batches.pop(batch_id, []):
-            self.spout.ack(msg_id)
-
-    def close(self) -> None:
-        """Close the spout."""
-        self.spout.close()
-
-    def get_output_fields(self) -> Fields:
-        """The spout's default stream's fields."""
-        return self.fields
-
-
-class _GatheringCollector:
-    def __init__(self) -> None:
-        self.gathered: list[tuple[list[Any], Any]] = []
-
-    def emit(self, values: Any, msg_id: Any = None, stream: str = "default") -> list[int]:
-        self.gathered.append((list(values), msg_id))
-        return []
-
-    def report_error(self, error: BaseException) -> None:
-        raise error
-
-
-def _declared_fields(spout: Spout) -> Fields:
-    from sparkstorm.topology.declarers import OutputFieldsDeclarer
-
-    declarer = OutputFieldsDeclarer("spout")
-    spout.declare_output_fields(declarer)
-    streams = declarer.streams
-    if "default" not in streams:
-        msg = f"{type(spout).__name__} declares no default stream for Trident to read"
-        raise ValueError(msg)
-    return streams["default"].fields
-
-
-def as_batch_spout(spout: Any) -> IBatchSpout:
-    """``spout`` as a batch spout: itself, or a core spout wrapped as non-transactional."""
-    if isinstance(spout, IBatchSpout):
-        return spout
-    from sparkstorm.trident.partitioned import (
-        IOpaquePartitionedTridentSpout,
-        IPartitionedTridentSpout,
-        PartitionedBatches,
-    )
-
-    if isinstance(spout, IPartitionedTridentSpout | IOpaquePartitionedTridentSpout):
-        return PartitionedBatches(spout)  # type: ignore[return-value]
-    if isinstance(spout, Spout):
-        return RichSpoutBatch(spout)
-    msg = (
-        f"{type(spout).__name__} is not a Trident spout: pass an IBatchSpout, a "
-        f"partitioned Trident spout, or a core Spout"
-    )
-    raise TypeError(msg)

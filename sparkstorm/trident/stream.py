@@ -136,9 +136,9 @@ class TridentTopology:
         if tx_id in self.spouts:
             msg = f"tx id {tx_id!r} is taken by another stream of this topology"
             raise InvalidTopologyError(msg)
-        from sparkstorm.trident.spouts import as_batch_spout
+        from sparkstorm.trident.sources import batch_source
 
-        batch_spout = as_batch_spout(spout)
+        batch_spout = batch_source(spout)
         self.spouts[tx_id] = batch_spout
         fields = _fields(batch_spout.get_output_fields())
         return Stream(self, self._add(SourceNode(fields, TX, tx_id), tx_id))
@@ -226,7 +226,13 @@ class Stream:
 
     # -- per tuple ---------------------------------------------------------------
     def each(self, *args: Any) -> Stream:
-        """``each(in_fields, function, out_fields)`` or ``each(in_fields, filter)``."""
+        """A function's tuples appended to each tuple's, or the tuples a filter keeps.
+
+        ``each(in_fields, function, out_fields)``, ``each(function, out_fields)`` (the
+        function sees every field), ``each(in_fields, filter)`` or ``each(filter)``.
+        """
+        if len(args) == 2 and isinstance(args[0], BaseFunction):
+            args = (self.node.fields, *args)
         if len(args) == 3:
             in_fields = _check(self.node, _fields(args[0]), "each")
             fn, out = args[1], _check_new(self.node, _fields(args[2]), "each")
@@ -239,7 +245,10 @@ class Stream:
             return self._filter(in_fields, args[1])
         if len(args) == 1:
             return self._filter(self.node.fields, args[0])
-        msg = "each takes (in_fields, function, out_fields) or (in_fields, filter)"
+        msg = (
+            "each takes (in_fields, function, out_fields), (function, out_fields), "
+            "(in_fields, filter) or (filter)"
+        )
         raise TypeError(msg)
 
     def _filter(self, in_fields: Fields, keep: Any) -> Stream:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sparkstorm.trident import BaseAggregator, BaseFilter, BaseFunction
+from sparkstorm.trident.state.base import StateFactory
 
 
 class Split(BaseFunction):
@@ -89,7 +90,7 @@ class FlakyWrites:
             raise ConnectionError(msg)
 
 
-class FlakyMap:
+class FlakyMap(StateFactory):
     """A map state factory's state, its writes failing after the fact every ``every`` calls."""
 
     def __init__(self, factory, every: int = 5) -> None:
@@ -99,7 +100,13 @@ class FlakyMap:
         from sparkstorm.trident.state.redis import build_map
 
         backing = FlakyWrites(self.factory.backing(), self.every)
-        return build_map(self.factory.kind, backing)
+        return build_map(self.factory.kind, backing, ["$flaky-global"])
+
+    def state_type(self):
+        return self.factory.state_type()
+
+    def store(self):
+        return self.factory.store()
 
 
 class SplitData(BaseFunction):

@@ -6,7 +6,8 @@ environment variables: ``PROOF_NAME`` (the stream, the map and the run),
 loopback one), and ``PROOF_KIND``, ``transactional`` (a transactional spout into a
 transactional Redis map) or ``opaque`` (an opaque spout into an opaque PostgreSQL map).
 Three batches of at most 50 entries are in flight; the coordinator's progress and the
-batches' id ranges are kept in Redis under ``PROOF_NAME``.
+batches' id ranges are kept in Redis under ``PROOF_NAME``, or, with ``PROOF_DEFAULTS``
+set, where a topology of default settings keeps them (beside the map).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ def topology() -> tuple[Any, Config]:
     )
     conf = Config()
     conf.set_max_spout_pending(3)
-    conf[Config.TOPOLOGY_STATE_PROVIDER] = "redis"
-    conf[Config.TOPOLOGY_STATE_PROVIDER_CONFIG] = {"url": redis, "key_prefix": name}
+    if not os.environ.get("PROOF_DEFAULTS"):
+        conf[Config.TOPOLOGY_STATE_PROVIDER] = "redis"
+        conf[Config.TOPOLOGY_STATE_PROVIDER_CONFIG] = {"url": redis, "key_prefix": name}
     return trident.build(), conf

@@ -69,4 +69,4 @@ def test_the_committed_maps_read_from_outside(counted, spark):
 def test_a_memory_map_says_it_cannot_be_read_from_outside():
     done = sparkstorm("state", "trident_word_count", "--from", "examples/trident_word_count.py")
     assert done.returncode == 0, done.stderr
-    assert "MemoryMapState lives in its tasks' memory and is gone with the run" in done.stdout
+    assert "MemoryMapState lives in the run's memory and is gone with the run" in done.stdout

@@ -92,14 +92,17 @@ def test_a_checkpoint_store_that_fails_holds_the_batches_back_and_loses_nothing(
     sentences = [f"w{i % 13} w{i % 7} common" for i in range(400)]
     for sentence in sentences:
         client.xadd(names, {"sentence": sentence})
-    calls = itertools.count()
+    keeps, commits, last = itertools.count(), itertools.count(), [0]
     kept = Progress.commit
 
     def flaky(self, txid, spouts=None):
-        if next(calls) in (3, 4, 9):  # a batch's ranges twice in a row, a commit once
-            msg = "the store is restarting"
+        # a batch's ranges are kept under the last committed txid, a commit under its own
+        count = next(keeps) if txid == last[0] else next(commits)
+        if (txid == last[0] and count in (3, 4)) or (txid != last[0] and count == 2):
+            msg = "the store is restarting"  # ranges twice in a row, a commit once
             raise redis.ConnectionError(msg)
         kept(self, txid, spouts)
+        last[0] = txid
 
     monkeypatch.setattr(Progress, "commit", flaky)
     conf = {

@@ -14,6 +14,7 @@ from sparkstorm.config import (
     provider_config,
     resolve,
     spark_settings,
+    state_provider,
 )
 
 
@@ -81,7 +82,8 @@ def test_config_starts_empty_and_spark_settings_are_picked_out():
 
 def test_state_keys_have_storms_defaults_and_are_checked():
     assert DEFAULTS["topology.state.checkpoint.interval.ms"] == 1000
-    assert DEFAULTS["topology.state.provider"] == "memory"
+    assert DEFAULTS["topology.state.provider"] is None  # not named: memory for stateful bolts
+    assert state_provider(resolve({})) == "memory"
     with pytest.raises(InvalidTopologyError, match=r"topology\.state\.provider"):
         resolve({"topology.state.provider": "hbase"})
     conf = resolve({"topology.state.provider.config": '{"path": "/tmp/x"}'})

@@ -589,7 +589,7 @@ class Worker:
             self.debug,
             self.sent,
             self.received,
-            self._backlog(),
+            self._backlog() + sum(s.holding() is not None for s in self.spouts.values()),
             sum(s.collector.emitted for s in self.spouts.values()),
             self.turns,
             self.handled,

@@ -24,7 +24,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StringType, StructType
 
-from sparkstorm.config import TOPOLOGY_STATE_PROVIDER, TOPOLOGY_STATE_PROVIDER_CONFIG
+from sparkstorm.config import (
+    TOPOLOGY_STATE_PROVIDER,
+    TOPOLOGY_STATE_PROVIDER_CONFIG,
+    state_provider,
+)
 from sparkstorm.state.committed import read_task, reading
 
 NAME = "sparkstorm-state"
@@ -115,7 +119,7 @@ def committed_state_frame(
     config = conf.get(TOPOLOGY_STATE_PROVIDER_CONFIG) or {}
     reader = spark.read.format(NAME).options(
         topology=topology,
-        provider=str(conf.get(TOPOLOGY_STATE_PROVIDER, "memory")),
+        provider=state_provider(conf),
         config=config if isinstance(config, str) else json.dumps(config),
     )
     return (reader.schema(schema) if schema else reader).load()

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from typing_extensions import override
+
+from sparkstorm.urls import redacted
 
 T = TypeVar("T")
 
@@ -34,6 +37,36 @@ class State(ABC):
         """Batch ``txid``'s updates are all made: make them durable."""
 
 
+@dataclass(frozen=True)
+class StateStore:
+    """Where a factory's states keep their values, as a store to keep progress in too.
+
+    A Trident topology that does not name ``topology.state.provider`` keeps its progress
+    (the last committed txid, the spouts' metadata) in the store of its states, under the
+    state's ``name``, so that the two survive, or are lost, together.
+
+    .. versionadded:: 0.4.0
+    """
+
+    provider: str
+    """``memory`` (the run's memory, kept through lost workers), ``redis``, ``directory``
+    or ``postgres``."""
+    config: dict[str, Any] = field(default_factory=dict)
+    """How to reach it: ``{"url": ...}`` for Redis, ``{"dsn": ...}`` for PostgreSQL."""
+    name: str = ""
+    """The state's name in the store."""
+
+    @property
+    def shown(self) -> str:
+        """The store for a message: its kind and address (a password masked)."""
+        where = self.config.get("url") or self.config.get("dsn") or self.config.get("path")
+        return f"{self.provider} at {redacted(str(where))}" if where else self.provider
+
+
+MEMORY = StateStore("memory")
+"""The run's memory: states that last as long as the run, through lost workers."""
+
+
 class StateFactory(ABC):
     """Makes the state of one partition of a persisted stream, in the task that holds it.
 
@@ -47,6 +80,27 @@ class StateFactory(ABC):
         self, conf: dict[str, Any], metrics: Any, partition_index: int, num_partitions: int
     ) -> State:
         """The state of partition ``partition_index`` of ``num_partitions``."""
+
+    def state_type(self) -> str | None:
+        """What its states do with a replayed txid (Storm's ``StateType``).
+
+        ``transactional`` (skip it), ``opaque`` (apply it again on the value before it),
+        ``non-transactional`` (apply it again); None (the default): not said, so no
+        pairing with a spout is refused.
+
+        .. versionadded:: 0.4.0
+        """
+        return None
+
+    def store(self) -> StateStore | None:
+        """Where its states keep their values; None (the default): sparkstorm cannot tell.
+
+        A topology persisting into a factory that cannot tell must name
+        ``topology.state.provider``, the store its progress survives a restart in.
+
+        .. versionadded:: 0.4.0
+        """
+        return None
 
     def committed_items(self) -> Iterator[tuple[list[Any], Any]]:
         """Every key (its group's values) with its value as committed, read from outside.

@@ -1,8 +1,11 @@
-"""``MemoryMapState``: an opaque map state in the task's memory, for tests and small state.
+"""``MemoryMapState``: an opaque map state in memory, for tests and small state.
 
-Its contents last as long as the task's process: a worker lost is its state lost, as in
-Storm. Every copy made by one factory for one partition shares its contents within a
-process (Storm keeps them in a static map by id).
+Each partition's values are held by its task and, written through at every commit, in
+the run's memory in the driver (``control/run_memory.py``): a lost worker, a restarted
+stage or a rebalance loses none of them, since the new task reads its partition back
+(Storm's is lost with its worker). They last as long as the run (the ``LocalCluster``):
+a new run starts empty. Keep large states in Redis or PostgreSQL: the driver holds a
+copy of every value.
 """
 
 from __future__ import annotations
@@ -13,13 +16,16 @@ from typing import Any, Generic, TypeVar
 
 from typing_extensions import override
 
+from sparkstorm.control.run_memory import RunMemoryClient, run_memory
 from sparkstorm.trident.state.base import (
+    MEMORY,
     IBackingMap,
     Key,
     MapState,
     Snapshottable,
     State,
     StateFactory,
+    StateStore,
     ValueUpdater,
 )
 from sparkstorm.trident.state.maps import OpaqueMap, SnapshottableMap
@@ -30,13 +36,19 @@ T = TypeVar("T")
 GLOBAL_KEY = ["$MEMORY-MAP-STATE-GLOBAL$"]
 """The key of a global (ungrouped) aggregate's one value."""
 
-_DBS: dict[str, dict[tuple[Any, ...], Any]] = {}
-"""Each map's contents by id, shared by its copies in this process."""
-
 
 class _MemoryBacking(IBackingMap[OpaqueValue[Any]]):
-    def __init__(self, db_id: str) -> None:
-        self.db = _DBS.setdefault(db_id, {})
+    """A partition's values here, written through to the run's memory, read back from it."""
+
+    def __init__(self, memory: RunMemoryClient, space: str) -> None:
+        self.memory, self.space = memory, space
+        self.db: dict[tuple[Any, ...], OpaqueValue[Any]] = memory.read(space)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"memory": self.memory, "space": self.space}  # a copy reads the values anew
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["memory"], state["space"])  # type: ignore[misc]
 
     @override
     def multi_get(self, keys: list[Key]) -> list[OpaqueValue[Any] | None]:
@@ -45,11 +57,15 @@ class _MemoryBacking(IBackingMap[OpaqueValue[Any]]):
 
     @override
     def multi_put(self, keys: list[Key], values: list[OpaqueValue[Any]]) -> None:
-        self.db.update(zip(map(as_key, keys), values, strict=True))
+        puts = dict(zip(map(as_key, keys), values, strict=True))
+        self.memory.write(self.space, puts)  # the driver's copy first: a failure changes none
+        self.db.update(puts)
 
     def multi_remove(self, keys: list[Key]) -> None:
-        for key in keys:
-            self.db.pop(as_key(key), None)
+        gone = [as_key(key) for key in keys]
+        self.memory.write(self.space, {}, gone)
+        for key in gone:
+            self.db.pop(key, None)
 
 
 class MemoryMapState(MapState[T], Snapshottable[T], Generic[T]):
@@ -65,8 +81,8 @@ class MemoryMapState(MapState[T], Snapshottable[T], Generic[T]):
     .. versionadded:: 0.3.0
     """
 
-    def __init__(self, db_id: str) -> None:
-        self._backing = _MemoryBacking(db_id)
+    def __init__(self, db_id: str, memory: RunMemoryClient | None = None) -> None:
+        self._backing = _MemoryBacking(memory or run_memory({}), f"memory-map:{db_id}")
         self._delegate: SnapshottableMap[T] = SnapshottableMap(OpaqueMap(self._backing), GLOBAL_KEY)
         self._removed: list[Key] = []
         self._txid: int | None = None
@@ -84,12 +100,20 @@ class MemoryMapState(MapState[T], Snapshottable[T], Generic[T]):
         def make_state(
             self, conf: dict[str, Any], metrics: Any, partition_index: int, num_partitions: int
         ) -> State:
-            return MemoryMapState(f"{self.id}-{partition_index}")
+            return MemoryMapState(f"{self.id}-{partition_index}", run_memory(conf))
+
+        @override
+        def state_type(self) -> str:
+            return "opaque"
+
+        @override
+        def store(self) -> StateStore:
+            return MEMORY
 
         @override
         def committed_items(self) -> Iterator[tuple[list[Any], Any]]:
             msg = (
-                "MemoryMapState lives in its tasks' memory and is gone with the run: it "
+                "MemoryMapState lives in the run's memory and is gone with the run: it "
                 "cannot be read from outside; query it with DRPC while the topology runs, "
                 "or persist into RedisMapState or PostgresMapState"
             )

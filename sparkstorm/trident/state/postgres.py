@@ -24,7 +24,7 @@ from typing import Any
 
 from typing_extensions import override
 
-from sparkstorm.trident.state.base import IBackingMap, Key, State, StateFactory
+from sparkstorm.trident.state.base import IBackingMap, Key, State, StateFactory, StateStore
 from sparkstorm.trident.state.redis import NON_TRANSACTIONAL, OPAQUE, TRANSACTIONAL, build_map
 from sparkstorm.trident.state.values import OpaqueValue, TransactionalValue
 
@@ -182,4 +182,83 @@ class PostgresMapState(StateFactory):
     def make_state(
         self, conf: dict[str, Any], metrics: Any, partition_index: int, num_partitions: int
     ) -> State:
-        return build_map(self.kind, self.backing())
+        return build_map(self.kind, self.backing(), GLOBAL_KEY)
+
+    @override
+    def state_type(self) -> str:
+        return self.kind
+
+    @override
+    def store(self) -> StateStore:
+        return StateStore("postgres", {"dsn": self.dsn}, self.name)
+
+
+GLOBAL_KEY = ["$POSTGRES-MAP-STATE-GLOBAL"]
+"""The key of a global (ungrouped) persistent aggregate's one value."""
+
+
+PROGRESS_TABLE = "sparkstorm_trident_progress"
+
+
+class PostgresProgress:
+    """A Trident topology's progress in PostgreSQL, beside the map states it writes.
+
+    One row per state name in table ``sparkstorm_trident_progress``: ``name text primary
+    key``, ``txid bigint`` (the last committed batch), ``sources jsonb`` (the spouts'
+    metadata as of it), written whole in one statement.
+    """
+
+    def __init__(self, dsn: str, name: str) -> None:
+        self.dsn, self.name = dsn, name
+        self._connection: Any = None
+
+    @property
+    def connection(self) -> Any:
+        """The connection, opened (and the table created) on first use."""
+        if self._connection is None or self._connection.closed:
+            import psycopg
+
+            self._connection = psycopg.connect(self.dsn, autocommit=True)
+            self._connection.execute(
+                f"CREATE TABLE IF NOT EXISTS {PROGRESS_TABLE} "
+                "(name text PRIMARY KEY, txid bigint NOT NULL, sources jsonb NOT NULL)"
+            )
+        return self._connection
+
+    def _row(self) -> tuple[int, Any] | None:
+        try:
+            row = self.connection.execute(
+                f"SELECT txid, sources FROM {PROGRESS_TABLE} WHERE name = %s", (self.name,)
+            ).fetchone()
+        except Exception:
+            self._drop()
+            raise
+        return None if row is None else (int(row[0]), row[1])
+
+    def committed_txid(self) -> int:
+        """The last committed txid (-1 before the first)."""
+        row = self._row()
+        return -1 if row is None else row[0]
+
+    def committed_sources(self) -> dict[str, list[Any]]:
+        """The spouts' metadata written with the last commit."""
+        row = self._row()
+        return {} if row is None else dict(row[1])
+
+    def mark_committed(self, txid: int, sources: dict[str, list[Any]] | None = None) -> None:
+        """``txid`` committed, with the spouts' metadata, in one statement."""
+        try:
+            self.connection.execute(
+                f"INSERT INTO {PROGRESS_TABLE} (name, txid, sources) VALUES (%s, %s, %s) "
+                "ON CONFLICT (name) DO UPDATE SET txid = EXCLUDED.txid, "
+                "sources = EXCLUDED.sources",
+                (self.name, txid, json.dumps(sources or {})),
+            )
+        except Exception:
+            self._drop()
+            raise
+
+    def _drop(self) -> None:
+        if self._connection is not None:
+            self._connection.close()
+        self._connection = None

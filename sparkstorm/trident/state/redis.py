@@ -23,8 +23,20 @@ from typing import Any
 from typing_extensions import override
 
 from sparkstorm.state.stores import redis_client
-from sparkstorm.trident.state.base import IBackingMap, Key, State, StateFactory
-from sparkstorm.trident.state.maps import NonTransactionalMap, OpaqueMap, TransactionalMap
+from sparkstorm.trident.state.base import (
+    IBackingMap,
+    Key,
+    MapState,
+    State,
+    StateFactory,
+    StateStore,
+)
+from sparkstorm.trident.state.maps import (
+    NonTransactionalMap,
+    OpaqueMap,
+    SnapshottableMap,
+    TransactionalMap,
+)
 from sparkstorm.trident.state.values import OpaqueValue, TransactionalValue
 
 TRANSACTIONAL, OPAQUE, NON_TRANSACTIONAL = "transactional", "opaque", "non-transactional"
@@ -141,13 +153,28 @@ class RedisMapState(StateFactory):
     def make_state(
         self, conf: dict[str, Any], metrics: Any, partition_index: int, num_partitions: int
     ) -> State:
-        return build_map(self.kind, self.backing())
+        return build_map(self.kind, self.backing(), GLOBAL_KEY)
+
+    @override
+    def state_type(self) -> str:
+        return self.kind
+
+    @override
+    def store(self) -> StateStore:
+        return StateStore("redis", {"url": self.url, "retry_secs": self.retry_secs}, self.name)
 
 
-def build_map(kind: str, backing: IBackingMap[Any]) -> State:
-    """The map state of ``kind`` over ``backing``."""
+GLOBAL_KEY = ["$REDIS-MAP-STATE-GLOBAL"]
+"""The key of a global (ungrouped) persistent aggregate's one value, as Storm's."""
+
+
+def build_map(kind: str, backing: IBackingMap[Any], global_key: Key) -> SnapshottableMap[Any]:
+    """The map state of ``kind`` over ``backing``; ``global_key`` holds a global aggregate."""
+    state: MapState[Any]
     if kind == TRANSACTIONAL:
-        return TransactionalMap.build(backing)
-    if kind == OPAQUE:
-        return OpaqueMap.build(backing)
-    return NonTransactionalMap.build(backing)
+        state = TransactionalMap.build(backing)
+    elif kind == OPAQUE:
+        state = OpaqueMap.build(backing)
+    else:
+        state = NonTransactionalMap.build(backing)
+    return SnapshottableMap(state, global_key)

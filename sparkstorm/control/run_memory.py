@@ -1,0 +1,99 @@
+"""The run's memory: what must outlive the workers but not the run, kept in the driver.
+
+A run's workers come and go (a lost Python worker, a restarted stage, a rebalance); its
+driver does not. What the default ``memory`` provider keeps therefore lives here, in the
+driver's process, in named *spaces* of keys and values: Trident's progress (the last
+committed txid and the spouts' metadata) and the contents of every ``MemoryMapState``.
+The tasks reach it wherever they run, through ``mailbox`` (its address is
+``sparkstorm.run.memory``), so after a loss the new tasks read back exactly what was
+committed, as they would from Redis.
+
+One memory serves one ``sparkstorm.run``, or one ``LocalCluster`` (every topology
+submitted to it, under their names): a new run, or a new cluster, starts empty, as
+Storm's ``LocalCluster`` starts with an empty ZooKeeper.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from sparkstorm.config import SPARKSTORM_RUN_MEMORY
+from sparkstorm.control import mailbox
+from sparkstorm.topology.builder import Topology
+from sparkstorm.topology.components import UsesRunMemory
+
+Space = dict[Any, Any]
+
+
+class RunMemoryClient:
+    """A task's handle on the run's memory (pickled into the tasks as its address)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.address, _, self.box = url.rpartition("/")
+
+    def read(self, space: str) -> Space:
+        """A copy of every key and value of ``space`` (empty if nothing was written)."""
+        return mailbox.call(self.address, self.box, ("read", space))  # type: ignore[no-any-return]
+
+    def write(self, space: str, puts: Space, deletes: Sequence[Any] = ()) -> None:
+        """Set ``puts`` and remove ``deletes`` in ``space``, in one call."""
+        mailbox.call(self.address, self.box, ("write", space, puts, list(deletes)))
+
+
+class RunMemory(RunMemoryClient):
+    """The spaces of one run (or one ``LocalCluster``), served to its tasks from here."""
+
+    def __init__(self, host: str = mailbox.LOOPBACK) -> None:
+        box = uuid.uuid4().hex
+        self._spaces: dict[str, Space] = {}
+        self._lock = threading.Lock()
+        super().__init__(f"{mailbox.serve(box, self._serve, host)}/{box}")
+
+    def _serve(self, request: tuple[Any, ...]) -> Space | None:
+        kind, name, *rest = request
+        with self._lock:
+            space = self._spaces.get(name)
+            if kind == "read":
+                return dict(space or {})
+            puts, deletes = rest
+            if space is None:
+                space = self._spaces[name] = {}
+            space.update(puts)
+            for key in deletes:
+                space.pop(key, None)
+            return None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return RunMemoryClient, (self.url,)
+
+    def close(self) -> None:
+        """Forget every space: the run is over."""
+        mailbox.forget(self.box)
+        self._spaces.clear()
+
+
+def needs_memory(topology: Topology) -> bool:
+    """Whether a component of ``topology`` keeps something in the run's memory."""
+    return any(isinstance(s.obj, UsesRunMemory) for s in [*topology.spouts, *topology.bolts])
+
+
+_local: RunMemory | None = None
+
+
+def run_memory(conf: dict[str, Any]) -> RunMemoryClient:
+    """The run's memory as a task reaches it (``sparkstorm.run.memory``).
+
+    A runtime made without one (not through ``sparkstorm.run`` or ``LocalCluster``) gets
+    one memory for this whole process: it lasts as long as the process.
+    """
+    url = conf.get(SPARKSTORM_RUN_MEMORY)
+    if url:
+        return RunMemoryClient(url)
+    global _local
+    if _local is None:
+        _local = RunMemory()
+    return _local
