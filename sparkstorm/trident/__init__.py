@@ -39,6 +39,17 @@ from sparkstorm.trident.spouts import (
 from sparkstorm.trident.state import MemoryMapState
 from sparkstorm.trident.stream import GroupedStream, Stream, TridentState, TridentTopology
 from sparkstorm.trident.tuple import TridentCollector, TridentTuple
+from sparkstorm.trident.windowing import (
+    InMemoryWindowsStoreFactory,
+    RedisWindowsStoreFactory,
+    SlidingCountWindow,
+    SlidingDurationWindow,
+    TumblingCountWindow,
+    TumblingDurationWindow,
+    WindowConfig,
+    WindowsStore,
+    WindowsStoreFactory,
+)
 
 __all__ = [
     "BaseAggregator",
@@ -62,11 +73,15 @@ __all__ = [
     "IBatchSpout",
     "ICommitterBatchSpout",
     "IPositionedBatchSpout",
+    "InMemoryWindowsStoreFactory",
     "LocalDRPC",
     "MapGet",
     "MemoryMapState",
     "Negate",
+    "RedisWindowsStoreFactory",
     "ReducerAggregator",
+    "SlidingCountWindow",
+    "SlidingDurationWindow",
     "SnapshotGet",
     "Stream",
     "Sum",
@@ -74,7 +89,12 @@ __all__ = [
     "TridentState",
     "TridentTopology",
     "TridentTuple",
+    "TumblingCountWindow",
+    "TumblingDurationWindow",
     "TupleCollectionGet",
+    "WindowConfig",
+    "WindowsStore",
+    "WindowsStoreFactory",
     "read_trident_state",
     "trident_state_frame",
 ]

@@ -18,7 +18,7 @@ from sparkstorm.errors import FailedException, ReportedFailedException
 from sparkstorm.topology.components import Bolt
 from sparkstorm.topology.declarers import OutputFieldsDeclarer
 from sparkstorm.topology.tuple import Tuple
-from sparkstorm.trident.nodes import TX, BatchInfo, Node, PersistNode, Row
+from sparkstorm.trident.nodes import TX, BatchInfo, CommitNode, Node, Row
 from sparkstorm.trident.wiring import (
     COMMIT_STREAM,
     SHARE_FIELDS,
@@ -132,7 +132,7 @@ class TridentBolt(Bolt):
             for node in self.nodes:
                 if source not in node.sources:
                     continue
-                if isinstance(node, PersistNode) and node.buffered:
+                if isinstance(node, CommitNode) and node.buffered:
                     if not commit_phase:
                         rows = self._inputs(node, received, outputs)[0]
                         entry = self.buffered.get(txid)
@@ -143,7 +143,7 @@ class TridentBolt(Bolt):
                 if node.commit_phase != commit_phase:
                     continue
                 inputs = self._inputs(node, received, outputs)
-                if isinstance(node, PersistNode):
+                if isinstance(node, CommitNode):
                     outputs[node.node_id] = node.write(txid, inputs[0], self)
                 else:
                     outputs[node.node_id] = node.run(batch, inputs, self)
@@ -189,11 +189,17 @@ class TridentBolt(Bolt):
                 self.collector.emit_direct(task, [key, rows], anchors, edge.stream)
 
     def _commit(self, tup: Tuple) -> None:
-        """Write the buffered partitions of a batch, then send the new values on."""
-        txid, attempt = tup.values[0]
+        """Write the buffered partitions of a batch, then send the new values on.
+
+        A batch in which no spout emitted anything is committed too when a window must
+        see time pass: nothing was buffered for it.
+        """
+        txid, attempt, empty = tup.values[0]
         entry = self.buffered.pop(txid, None)
         for old in [t for t in self.buffered if t < txid]:
             del self.buffered[old]
+        if entry is None and empty:
+            entry = (attempt, {})
         if entry is None or entry[0] != attempt:
             self.collector.fail(tup)  # this task lost its partition of the batch: replay it
             return
@@ -203,7 +209,7 @@ class TridentBolt(Bolt):
             for node in self.nodes:
                 if TX not in node.sources or not node.commit_phase:
                     continue
-                if isinstance(node, PersistNode) and node.buffered:
+                if isinstance(node, CommitNode) and node.buffered:
                     outputs[node.node_id] = node.write(txid, entry[1].get(node.node_id, []), self)
                 elif all(
                     kind == "node" and ref in outputs for kind, ref in self.slots[node.node_id]

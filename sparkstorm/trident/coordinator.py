@@ -38,9 +38,8 @@ from sparkstorm.topology.components import ChecksSubmission, HoldsWork, Spout, U
 from sparkstorm.topology.declarers import OutputFieldsDeclarer
 from sparkstorm.trident.drpc import server_of
 from sparkstorm.trident.nodes import TX, Row
-from sparkstorm.trident.progress import Progress, progress_store
+from sparkstorm.trident.progress import Progress, Stored, progress_store
 from sparkstorm.trident.sources import BatchSource
-from sparkstorm.trident.state.base import StateFactory
 from sparkstorm.trident.tuple import TridentCollector
 from sparkstorm.trident.watching import METRIC, BatchWatch
 from sparkstorm.trident.wiring import (
@@ -84,15 +83,20 @@ class Coordinator(Spout, ChecksSubmission, HoldsWork, UsesRunMemory):
         spout_edges: dict[str, list[Edge]],
         drpc: dict[str, Any],
         drpc_edges: dict[str, list[Edge]],
-        states: list[tuple[str, StateFactory]],
+        states: list[tuple[str, Stored]],
+        committers: bool,
+        commit_empty: bool = False,
     ) -> None:
         self.spouts = spouts
         self.spout_edges = spout_edges
         self.drpc = drpc
         self.drpc_edges = drpc_edges
         self.states = states
-        """The states the batches are persisted into: (label, factory)."""
-        self.committers = bool(states)
+        """The states and windows the batches are written into: (label, factory)."""
+        self.committers = committers
+        """Whether a task writes anything in a commit (a persist, a window)."""
+        self.commit_empty = commit_empty
+        """Whether an empty batch is committed through the tasks too (a window by time)."""
 
     def check_submission(self, conf: dict[str, Any]) -> None:
         """Refuse a topology whose progress has no place that lives as long as its states."""
@@ -218,14 +222,15 @@ class Coordinator(Spout, ChecksSubmission, HoldsWork, UsesRunMemory):
                 continue
             if batch.state != PROCESSED:
                 return
-            if batch.empty or not self.committers:
+            if (batch.empty and not self.commit_empty) or not self.committers:
                 self._finish(batch)
                 continue
             batch.state = COMMITTING
             batch.outstanding = 1
             self.watch.committing(batch.txid)
             key: BatchKey = (TX, batch.txid, batch.attempt, True)
-            self.collector.emit([(batch.txid, batch.attempt)], (key, 0), COMMIT_STREAM)
+            commit = (batch.txid, batch.attempt, batch.empty)
+            self.collector.emit([commit], (key, 0), COMMIT_STREAM)
             return
 
     def _emit(self, batch: _Batch) -> bool:

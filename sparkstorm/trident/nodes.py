@@ -154,7 +154,8 @@ class MergeNode(Node):
     """``merge(*streams)``, and a user's repartition: the rows as they come."""
 
 
-def _projector(parent: Fields, selector: Fields) -> Callable[[Row], TridentTuple]:
+def projector(parent: Fields, selector: Fields) -> Callable[[Row], TridentTuple]:
+    """Rows of ``parent``'s fields as tuples of ``selector``'s (without a copy if the same)."""
     cls = tuple_class(selector)
     if len(selector) == len(parent) and all(parent.index(n) == i for i, n in enumerate(selector)):
         return cls
@@ -170,7 +171,7 @@ class EachNode(Node):
 
     def __init__(self, parent: Node, in_fields: Fields, fn: BaseFunction, out: Fields) -> None:
         super().__init__(Fields([*parent.fields, *out]), [parent], operations=(fn,))
-        self.project = _projector(parent.fields, in_fields)
+        self.project = projector(parent.fields, in_fields)
         self.fn = fn
         self.width = len(out)
 
@@ -206,7 +207,7 @@ class FilterNode(Node):
 
     def __init__(self, parent: Node, in_fields: Fields, keep: BaseFilter) -> None:
         super().__init__(parent.fields, [parent], operations=(keep,))
-        self.project = _projector(parent.fields, in_fields)
+        self.project = projector(parent.fields, in_fields)
         self.keep = keep
 
     @override
@@ -283,9 +284,9 @@ class AggregateNode(Node):
         self.group_indexes = [parent.fields.index(name) for name in group]
         self.width = len(out)
         self.in_fields = in_fields if in_fields is not None else parent.fields
-        self.project = _projector(parent.fields, self.in_fields)
+        self.project = projector(parent.fields, self.in_fields)
         if stage == "final":
-            self.project = _projector(parent.fields, Fields(parent.fields[-1]))
+            self.project = projector(parent.fields, Fields(parent.fields[-1]))
 
     @override
     def run(self, batch: BatchInfo, inputs: list[list[Row]], task: Any) -> list[Row]:
@@ -334,34 +335,42 @@ class AggregateNode(Node):
         return [[*k, v] for k, v in acc.items()]
 
     def _aggregate(self, batch: BatchInfo, rows: list[Row]) -> Iterable[Row]:
-        agg, project = self.agg, self.project
-        if isinstance(agg, CombinerAggregator):
-            if self.stage == "final":
-                partials = [row[-1] for row in rows]
-                if not partials:
-                    return [[agg.zero()]]
-            elif type(agg) is Count:
-                return [[len(rows)]]
-            else:
-                partials = [agg.init(project(row)) for row in rows]
+        agg = self.agg
+        if isinstance(agg, CombinerAggregator) and self.stage == "final":
+            partials = [row[-1] for row in rows]
             acc = partials[0] if partials else agg.zero()
             for value in partials[1:]:
                 acc = agg.combine(acc, value)
             return [[acc]]
-        if isinstance(agg, ReducerAggregator):
-            state = agg.init()
-            for row in rows:
-                state = agg.reduce(state, project(row))
-            return [[state]]
-        assert isinstance(agg, BaseAggregator)
-        collector = TridentCollector()
-        state = agg.init(batch.batch_id, collector)
-        for row in rows:
-            agg.aggregate(state, project(row), collector)
-        agg.complete(state, collector)
-        for values in collector.emitted:
-            _check_width(values, self.width, self)
-        return collector.emitted
+        tuples = [self.project(row) for row in rows]
+        return aggregate(agg, batch.batch_id, tuples, self.width, self)
+
+
+def aggregate(
+    agg: Operation, batch_id: Any, tuples: list[TridentTuple], width: int, node: Node
+) -> list[Row]:
+    """What an aggregator of any kind emits over ``tuples`` (``width`` values a row)."""
+    if isinstance(agg, CombinerAggregator):
+        if type(agg) is Count:
+            return [[len(tuples)]]
+        acc = agg.init(tuples[0]) if tuples else agg.zero()
+        for tup in tuples[1:]:
+            acc = agg.combine(acc, agg.init(tup))
+        return [[acc]]
+    if isinstance(agg, ReducerAggregator):
+        state = agg.init()
+        for tup in tuples:
+            state = agg.reduce(state, tup)
+        return [[state]]
+    assert isinstance(agg, BaseAggregator)
+    collector = TridentCollector()
+    state = agg.init(batch_id, collector)
+    for tup in tuples:
+        agg.aggregate(state, tup, collector)
+    agg.complete(state, collector)
+    for values in collector.emitted:
+        _check_width(values, width, node)
+    return collector.emitted
 
 
 def combine_partials(
@@ -409,7 +418,22 @@ class JoinNode(Node):
         return out
 
 
-class PersistNode(Node):
+class CommitNode(Node):
+    """A node that runs in its batch's commit phase: a persist into a state, or a window.
+
+    It runs on rows it kept since the batch was processed (``buffered``), or on
+    commit-phase rows of the same bolt, once the coordinator's commit tuple for the batch
+    arrives: strictly in txid order.
+    """
+
+    buffered: bool
+
+    def write(self, txid: int, rows: list[Row], task: Any) -> list[Row]:
+        """Apply one batch partition's rows in the commit of ``txid``; the rows it emits."""
+        raise NotImplementedError
+
+
+class PersistNode(CommitNode):
     """Writes its rows into a state in the batch's commit phase; emits the new values.
 
     ``kind`` says what the rows are and how they are written: ``combiner`` rows are
@@ -436,7 +460,7 @@ class PersistNode(Node):
         self.kind = kind
         self.agg = agg
         self.group_indexes = [parent.fields.index(name) for name in group]
-        self.project = _projector(parent.fields, in_fields)
+        self.project = projector(parent.fields, in_fields)
 
     @override
     def open(self, conf: dict[str, Any], context: Any, index: int, num: int) -> None:
@@ -457,6 +481,7 @@ class PersistNode(Node):
             f"state, or make the factory's states {needs}s"
         )
 
+    @override
     def write(self, txid: int | None, rows: list[Row], task: Any) -> list[Row]:
         """Apply one batch partition's rows to the state; the new values."""
         if not rows:
@@ -533,7 +558,7 @@ class StateQueryNode(Node):
         super().__init__(Fields([*parent.fields, *out]), [parent], operations=(fn,))
         self.state_node = state
         self.fn = fn
-        self.project = _projector(parent.fields, in_fields)
+        self.project = projector(parent.fields, in_fields)
         self.width = len(out)
 
     @override

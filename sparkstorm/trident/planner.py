@@ -27,6 +27,7 @@ from sparkstorm.trident.nodes import (
     SHUFFLE,
     TX,
     BatchInfo,
+    CommitNode,
     Node,
     Partitioning,
     PersistNode,
@@ -35,6 +36,8 @@ from sparkstorm.trident.nodes import (
     StateQueryNode,
     StaticStateNode,
 )
+from sparkstorm.trident.progress import Stored
+from sparkstorm.trident.windowing import WindowNode
 from sparkstorm.trident.wiring import COMMIT_STREAM, Edge
 
 if TYPE_CHECKING:
@@ -146,8 +149,19 @@ def plan(topology: TridentTopology) -> Topology:
         if isinstance(origin, SourceNode):
             (spout_edges if TX in origin.sources else drpc_edges)[origin.key].append(edge)
     committers = [i for i, group in enumerate(groups) if any(_buffered(n) for n in group)]
-    states = [(n.label, n.factory) for n in nodes if isinstance(n, PersistNode)]
-    coordinator = Coordinator(topology.spouts, spout_edges, topology.drpc, drpc_edges, states)
+    states: list[tuple[str, Stored]] = [
+        (n.label, n.factory) for n in nodes if isinstance(n, PersistNode | WindowNode)
+    ]
+    by_time = any(isinstance(n, WindowNode) and not n.config.by_count for n in nodes)
+    coordinator = Coordinator(
+        topology.spouts,
+        spout_edges,
+        topology.drpc,
+        drpc_edges,
+        states,
+        committers=any(isinstance(n, CommitNode) for n in nodes),
+        commit_empty=by_time,
+    )
     builder.set_spout(COORDINATOR, coordinator)
     for i, members in enumerate(groups):
         inputs = [e for e in edges if e.to_component == component(i)]
@@ -199,7 +213,7 @@ def _bolt_names(groups: list[list[Node]]) -> list[str]:
 
 
 def _buffered(node: Node) -> bool:
-    return isinstance(node, PersistNode) and node.buffered
+    return isinstance(node, CommitNode) and node.buffered
 
 
 def _starts_group(node: Node, group_of: dict[int, int]) -> bool:
@@ -230,17 +244,20 @@ REFUSED = {
 def _check_guarantees(topology: TridentTopology, nodes: list[Node]) -> None:
     """Refuse a spout and a state on one path that would break exactly-once silently."""
     for node in nodes:
-        if not isinstance(node, PersistNode):
+        if not isinstance(node, CommitNode):
             continue
         drpc = sorted(str(s[1]) for s in node.sources if s != TX)
         if drpc:
+            what = "persists" if isinstance(node, PersistNode) else "windows"
             msg = (
-                f"{node.label} persists a stream of DRPC function {drpc[0]!r}: a DRPC "
+                f"{node.label} {what} a stream of DRPC function {drpc[0]!r}: a DRPC "
                 f"request is no batch of the spouts and is never committed, so nothing "
                 f"would be written. Query states from DRPC streams (state_query); persist "
-                f"the spouts' streams"
+                f"and window the spouts' streams"
             )
             raise InvalidTopologyError(msg, component=node.label)
+        if not isinstance(node, PersistNode):
+            continue
         state = node.factory.state_type()
         for tx_id in _spouts_upstream(node):
             spout = topology.spouts[tx_id].guarantee

@@ -24,7 +24,7 @@ spouts' metadata goes with it, in the same write (see ``trident/partitioned.py``
 
 from __future__ import annotations
 
-import json
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from sparkstorm.config import (
@@ -36,12 +36,19 @@ from sparkstorm.config import (
 from sparkstorm.control.run_memory import RunMemoryClient, run_memory
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.state.stores import Sources, open_store
-from sparkstorm.trident.state.base import MEMORY, StateFactory, StateStore
+from sparkstorm.trident.state.base import MEMORY, StateStore
 
 PROVIDER_HINT = (
     "set topology.state.provider to the store to keep it in (redis or directory, with "
     "topology.state.provider.config; memory for states that last no longer than the run)"
 )
+
+
+class Stored(Protocol):
+    """What a topology writes into: a state factory, a windows store factory."""
+
+    def store(self) -> StateStore | None:
+        """Where it keeps what it is given; None: it cannot tell."""
 
 
 class ProgressStore(Protocol):
@@ -58,7 +65,7 @@ class ProgressStore(Protocol):
 
 
 def progress_store(
-    conf: dict[str, Any], states: list[tuple[str, StateFactory]]
+    conf: dict[str, Any], states: Sequence[tuple[str, Stored]]
 ) -> tuple[StateStore, str]:
     """Where the topology keeps its progress, and under which name; refused if undecidable.
 
@@ -91,7 +98,7 @@ def progress_store(
             f"the spouts' positions) for a restart to count nothing twice: {PROVIDER_HINT}"
         )
         raise InvalidTopologyError(msg)
-    places = {(s.provider, json.dumps(s.config, sort_keys=True)): s for _, s in durable}
+    places = {s.shown: s for _, s in durable}  # one store: the same kind at one address
     if len(places) > 1:
         shown = " and ".join(s.shown for s in places.values())
         msg = (
@@ -148,7 +155,7 @@ class Progress:
         """Where it is kept, for messages."""
 
     @classmethod
-    def open(cls, conf: dict[str, Any], states: list[tuple[str, StateFactory]]) -> Progress:
+    def open(cls, conf: dict[str, Any], states: Sequence[tuple[str, Stored]]) -> Progress:
         """The topology's progress, where :func:`progress_store` says."""
         store, name = progress_store(conf, states)
         return cls(open_progress(store, name, conf), f"{store.shown} ({name})")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.topology.declarers import check_reserved
 from sparkstorm.topology.fields import Fields
+from sparkstorm.topology.windowing import Duration
 from sparkstorm.trident.nodes import (
     BATCH_GLOBAL,
     BROADCAST,
@@ -44,6 +45,16 @@ from sparkstorm.trident.operations import (
     CombinerAggregator,
     Operation,
     ReducerAggregator,
+)
+from sparkstorm.trident.windowing import (
+    InMemoryWindowsStoreFactory,
+    SlidingCountWindow,
+    SlidingDurationWindow,
+    TumblingCountWindow,
+    TumblingDurationWindow,
+    WindowConfig,
+    WindowNode,
+    WindowsStoreFactory,
 )
 
 if TYPE_CHECKING:
@@ -366,6 +377,72 @@ class Stream:
         return self._then(
             node.partition(Partitioning(BATCH_GLOBAL)), "max_by" if maximum else "min_by"
         )
+
+    # -- windows -------------------------------------------------------------------
+    def window(self, config: WindowConfig, *args: Any) -> Stream:
+        """``window(config, [windows_store_factory,] in_fields, aggregator, out_fields)``.
+
+        The aggregator's tuples over each window that ends (see ``trident/windowing.py``),
+        per partition; without a store factory, windows are kept in the run's memory.
+        """
+        if len(args) == 3:
+            args = (InMemoryWindowsStoreFactory(), *args)
+        if len(args) != 4:
+            msg = (
+                "window takes (config, [windows_store_factory,] in_fields, aggregator, "
+                f"out_fields), got {len(args) + 1} arguments"
+            )
+            raise TypeError(msg)
+        factory, in_fields, agg, out = args
+        if not isinstance(config, WindowConfig):
+            msg = f"window: {config!r} is no WindowConfig (TumblingCountWindow.of(10), ...)"
+            raise TypeError(msg)
+        if not isinstance(factory, WindowsStoreFactory):
+            msg = f"window: {type(factory).__name__} is no WindowsStoreFactory"
+            raise TypeError(msg)
+        fields = _check(self.node, _fields(in_fields), "window")
+        _kind(agg, "window")
+        node = WindowNode(self.node, config, factory, fields, agg, _fields(out))
+        return self._then(node, "window")
+
+    def tumbling_window(
+        self,
+        length: int | Duration,
+        factory: WindowsStoreFactory,
+        in_fields: Fields | Sequence[str],
+        aggregator: Operation,
+        out_fields: Fields | Sequence[str],
+    ) -> Stream:
+        """Windows of ``length`` tuples (an int) or of a :class:`~sparkstorm.Duration`."""
+        config: WindowConfig = (
+            TumblingDurationWindow.of(length)
+            if isinstance(length, Duration)
+            else TumblingCountWindow.of(length)
+        )
+        return self.window(config, factory, in_fields, aggregator, out_fields)
+
+    def sliding_window(
+        self,
+        length: int | Duration,
+        slide: int | Duration,
+        factory: WindowsStoreFactory,
+        in_fields: Fields | Sequence[str],
+        aggregator: Operation,
+        out_fields: Fields | Sequence[str],
+    ) -> Stream:
+        """The last ``length`` tuples (ints) or time (Durations), every ``slide``."""
+        config: WindowConfig
+        if isinstance(length, Duration) and isinstance(slide, Duration):
+            config = SlidingDurationWindow.of(length, slide)
+        elif isinstance(length, int) and isinstance(slide, int):
+            config = SlidingCountWindow.of(length, slide)
+        else:
+            msg = (
+                f"sliding_window: length {length!r} and slide {slide!r}: give two ints "
+                "(tuples) or two Durations"
+            )
+            raise TypeError(msg)
+        return self.window(config, factory, in_fields, aggregator, out_fields)
 
     # -- state ---------------------------------------------------------------------
     def persistent_aggregate(self, factory: StateFactory, *args: Any) -> TridentState:

@@ -43,6 +43,7 @@ def name():
     client.delete(name, *client.keys(f"sparkstorm:trident:{name}*"), *client.keys(f"{name}:*"))
     with psycopg.connect(DSN, autocommit=True) as connection:
         connection.execute(f"DROP TABLE IF EXISTS sparkstorm_trident_{name}")
+        connection.execute(f"DROP TABLE IF EXISTS sparkstorm_trident_{name}_windows")
 
 
 @pytest.mark.parametrize(
@@ -75,6 +76,7 @@ def test_sigkill_at_random_points_of_the_batch_cycle_counts_exactly_once(
     assert final.wait(300) == 0, final.output()[-3000:]
     expected = Counter(word for sentence in SENTENCES for word in sentence.split())
     assert stored_counts(name, kind, store(kind)) == expected
+    assert windowed(name, kind) == expected.total()  # every window counted once
 
 
 def fill(client: redis.Redis, stream: str, sentences: list[str] = SENTENCES) -> None:
@@ -104,10 +106,18 @@ def test_a_restart_with_default_settings_counts_nothing_twice(name, tmp_path):
     assert final.wait(300) == 0, final.output()[-3000:]
     expected = Counter(word for sentence in sentences for word in sentence.split())
     assert stored_counts(name, "transactional") == expected
+    assert windowed(name, "transactional") == expected.total()
 
 
 def store(kind: str) -> str:
     return "redis" if kind == "transactional" else "postgres"
+
+
+def windowed(name: str, kind: str) -> int:
+    """The words the proof's tumbling windows counted, summed (read from outside)."""
+    totals = stored_counts(f"{name}_windows", kind, store(kind))
+    assert len(totals) == 1, totals  # the global aggregate's one key
+    return next(iter(totals.values()))
 
 
 def test_the_store_restarted_mid_run_loses_nothing_and_counts_nothing_twice(tmp_path):
@@ -146,7 +156,7 @@ def test_a_spark_python_worker_killed_mid_run_loses_nothing(name, tmp_path):
     goes on in new workers from the kept txid and ranges, and ends idle."""
     fill(redis.Redis.from_url(REDIS), name)
     progress = open_store("redis", {"url": REDIS, "key_prefix": name}, f"{name}:trident")
-    env = {"PROOF_NAME": name, "PROOF_KIND": "transactional"}
+    env = {"PROOF_NAME": name, "PROOF_KIND": "transactional", "PROOF_WINDOWS": "memory"}
     run = RunProcess(TARGET, "continuous", tmp_path, "--name", name, "--until-idle", env=env)
     run.until(lambda: progress.committed_txid() > 5, "commits", 180)
     workers = spark_python_workers(run.process.pid)
@@ -156,3 +166,4 @@ def test_a_spark_python_worker_killed_mid_run_loses_nothing(name, tmp_path):
     assert "lost" in run.output(), run.output()[-3000:]  # the loss was seen, and recovered
     expected = Counter(word for sentence in SENTENCES for word in sentence.split())
     assert stored_counts(name, "transactional") == expected
+    assert windowed(name, "transactional") == expected.total()
