@@ -7,6 +7,7 @@ Examples
 
 from sparkstorm.errors import BatchFailedTooOften
 from sparkstorm.trident.drpc import DRPCExecutionError, LocalDRPC
+from sparkstorm.trident.grouped import GroupedStream, TridentState
 from sparkstorm.trident.operations import (
     BaseAggregator,
     BaseFilter,
@@ -37,7 +38,8 @@ from sparkstorm.trident.spouts import (
     IPositionedBatchSpout,
 )
 from sparkstorm.trident.state import MemoryMapState
-from sparkstorm.trident.stream import GroupedStream, Stream, TridentState, TridentTopology
+from sparkstorm.trident.stream import Stream
+from sparkstorm.trident.topology import TridentTopology
 from sparkstorm.trident.tuple import TridentCollector, TridentTuple
 from sparkstorm.trident.windowing import (
     InMemoryWindowsStoreFactory,

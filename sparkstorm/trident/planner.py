@@ -41,7 +41,7 @@ from sparkstorm.trident.windowing import WindowNode
 from sparkstorm.trident.wiring import COMMIT_STREAM, Edge
 
 if TYPE_CHECKING:
-    from sparkstorm.trident.stream import TridentTopology
+    from sparkstorm.trident.topology import TridentTopology
 
 COORDINATOR = "trident-coordinator"
 MAX_NAME = 48

@@ -1,9 +1,6 @@
-"""``TridentTopology``, ``Stream``, ``GroupedStream`` and ``TridentState``: Storm's batch API.
+"""``Stream``: a stream of batches of tuples, and the operations declared on it.
 
-Declaring an operation checks its fields at once: a field an operation names that its
-input lacks raises :class:`~sparkstorm.InvalidTopologyError` naming the field and
-listing the fields there are. ``build()`` compiles the graph into core spouts and bolts
-(see ``trident/planner.py``).
+Declaring an operation checks its fields at once (``trident/declaring.py``).
 """
 
 from __future__ import annotations
@@ -15,17 +12,23 @@ from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.topology.declarers import check_reserved
 from sparkstorm.topology.fields import Fields
 from sparkstorm.topology.windowing import Duration
+from sparkstorm.trident.declaring import (
+    aggregation_args,
+    aggregator_kind,
+    as_fields,
+    check_fields,
+    check_new_fields,
+    partitioning_by,
+)
 from sparkstorm.trident.nodes import (
     BATCH_GLOBAL,
     BROADCAST,
     FIELDS,
     GLOBAL,
     SHUFFLE,
-    TX,
     AggregateNode,
     EachNode,
     FilterNode,
-    JoinNode,
     MapNode,
     MergeNode,
     Node,
@@ -34,7 +37,6 @@ from sparkstorm.trident.nodes import (
     ProjectNode,
     SourceNode,
     StateQueryNode,
-    StaticStateNode,
 )
 from sparkstorm.trident.operations import (
     BaseAggregator,
@@ -42,9 +44,7 @@ from sparkstorm.trident.operations import (
     BaseFunction,
     BaseQueryFunction,
     BaseStateUpdater,
-    CombinerAggregator,
     Operation,
-    ReducerAggregator,
 )
 from sparkstorm.trident.windowing import (
     InMemoryWindowsStoreFactory,
@@ -58,164 +58,9 @@ from sparkstorm.trident.windowing import (
 )
 
 if TYPE_CHECKING:
-    from sparkstorm.topology.builder import Topology
+    from sparkstorm.trident.grouped import GroupedStream, TridentState
     from sparkstorm.trident.state.base import StateFactory
-
-
-def _fields(value: Fields | Sequence[str] | str) -> Fields:
-    if isinstance(value, Fields):
-        return value
-    return Fields(value) if isinstance(value, str) else Fields(list(value))
-
-
-def _check(stream: Node, names: Fields, what: str) -> Fields:
-    for name in names:
-        if name not in stream.fields:
-            msg = (
-                f"{what}: field {name!r} is not in its input stream, whose fields are "
-                f"{stream.fields.to_list()}"
-            )
-            raise InvalidTopologyError(msg, field=name)
-    return names
-
-
-def _check_new(stream: Node, names: Fields, what: str) -> Fields:
-    for name in names:
-        if name in stream.fields:
-            msg = (
-                f"{what}: output field {name!r} is already in its input stream "
-                f"{stream.fields.to_list()}: name it differently, or project it away first"
-            )
-            raise InvalidTopologyError(msg, field=name)
-    return names
-
-
-def _by(parent: Node, group: Fields, ungrouped: str) -> Partitioning:
-    """Rows of a group to one partition; ungrouped, to the one ``ungrouped`` says."""
-    if group:
-        return Partitioning(FIELDS, tuple(parent.fields.index(n) for n in group))
-    return Partitioning(ungrouped)
-
-
-def _agg_args(args: tuple[Any, ...], what: str) -> tuple[Fields | None, Operation, Fields]:
-    """``([in_fields,] aggregator, out_fields)``."""
-    if len(args) == 2:
-        return None, args[0], _fields(args[1])
-    if len(args) == 3:
-        return _fields(args[0]), args[1], _fields(args[2])
-    msg = f"{what} takes ([in_fields,] aggregator, out_fields), got {len(args)} arguments"
-    raise TypeError(msg)
-
-
-def _kind(agg: Operation, what: str) -> str:
-    for cls, kind in (
-        (CombinerAggregator, "combiner"),
-        (ReducerAggregator, "reducer"),
-        (BaseAggregator, "aggregator"),
-    ):
-        if isinstance(agg, cls):
-            return kind
-    msg = (
-        f"{what}: {type(agg).__name__} is not an aggregator: subclass CombinerAggregator, "
-        f"ReducerAggregator or BaseAggregator"
-    )
-    raise TypeError(msg)
-
-
-class TridentTopology:
-    """A Trident topology: streams of batches, declared, then ``build()``-ed into a Topology.
-
-    .. versionadded:: 0.3.0
-    """
-
-    def __init__(self) -> None:
-        self.nodes: list[Node] = []
-        self.spouts: dict[str, Any] = {}
-        self.drpc: dict[str, Any] = {}
-
-    def _add(self, node: Node, label: str) -> Node:
-        node.node_id = len(self.nodes)
-        node.label = node.label or f"{label}-{node.node_id}"
-        self.nodes.append(node)
-        return node
-
-    def new_stream(self, tx_id: str, spout: Any) -> Stream:
-        """A stream of ``spout``'s batches; ``tx_id`` names the spout's metadata."""
-        if not isinstance(tx_id, str) or not tx_id:
-            msg = f"new_stream needs a non-empty string tx_id, got {tx_id!r}"
-            raise InvalidTopologyError(msg)
-        if tx_id in self.spouts:
-            msg = f"tx id {tx_id!r} is taken by another stream of this topology"
-            raise InvalidTopologyError(msg)
-        from sparkstorm.trident.sources import batch_source
-
-        batch_spout = batch_source(spout)
-        self.spouts[tx_id] = batch_spout
-        fields = _fields(batch_spout.get_output_fields())
-        return Stream(self, self._add(SourceNode(fields, TX, tx_id), tx_id))
-
-    def new_drpc_stream(self, function: str, drpc: Any = None) -> Stream:
-        """A stream of ``function``'s DRPC requests, one batch each, with the field ``args``."""
-        if function in self.drpc:
-            msg = f"DRPC function {function!r} has a stream already"
-            raise InvalidTopologyError(msg)
-        self.drpc[function] = drpc
-        node = self._add(SourceNode(Fields("args"), ("drpc", function), function), function)
-        return Stream(self, node)
-
-    def new_static_state(self, factory: StateFactory) -> TridentState:
-        """A state outside the batches (a lookup table), made in each task that queries it."""
-        return TridentState(self, self._add(StaticStateNode(factory), "static-state"))
-
-    def merge(self, *streams: Stream) -> Stream:
-        """One stream of every tuple of ``streams``, with the first stream's field names."""
-        if not streams:
-            msg = "merge needs at least one stream"
-            raise InvalidTopologyError(msg)
-        widths = {len(s.node.fields) for s in streams}
-        if len(widths) > 1:
-            listed = [s.node.fields.to_list() for s in streams]
-            msg = f"merge: the streams have different numbers of fields: {listed}"
-            raise InvalidTopologyError(msg)
-        node = MergeNode(streams[0].node.fields, [s.node for s in streams])
-        return Stream(self, self._add(node, "merge"))
-
-    def join(
-        self,
-        stream1: Stream,
-        fields1: Fields | Sequence[str],
-        stream2: Stream,
-        fields2: Fields | Sequence[str],
-        out_fields: Fields | Sequence[str],
-    ) -> Stream:
-        """Pairs of tuples of one batch whose join fields are equal (an inner join).
-
-        ``out_fields`` names the join fields, then the first stream's other fields, then
-        the second's.
-        """
-        on1 = _check(stream1.node, _fields(fields1), "join")
-        on2 = _check(stream2.node, _fields(fields2), "join")
-        out = _fields(out_fields)
-        width = len(stream1.node.fields) + len(stream2.node.fields) - len(on2)
-        if len(on1) != len(on2) or len(out) != width:
-            msg = (
-                f"join: {len(on1)} and {len(on2)} join fields, {len(out)} output fields "
-                f"{out.to_list()}; expected as many join fields on each side and {width} "
-                f"output fields (the join fields, then each stream's others)"
-            )
-            raise InvalidTopologyError(msg)
-        node = JoinNode(stream1.node, on1, stream2.node, on2, out)
-        node.partitionings = [
-            Partitioning(FIELDS, tuple(stream1.node.fields.index(n) for n in on1)),
-            Partitioning(FIELDS, tuple(stream2.node.fields.index(n) for n in on2)),
-        ]
-        return Stream(self, self._add(node, "join"))
-
-    def build(self) -> Topology:
-        """The core topology that runs this one: submit it like any other."""
-        from sparkstorm.trident.planner import plan
-
-        return plan(self)
+    from sparkstorm.trident.topology import TridentTopology
 
 
 class Stream:
@@ -245,14 +90,14 @@ class Stream:
         if len(args) == 2 and isinstance(args[0], BaseFunction):
             args = (self.node.fields, *args)
         if len(args) == 3:
-            in_fields = _check(self.node, _fields(args[0]), "each")
-            fn, out = args[1], _check_new(self.node, _fields(args[2]), "each")
+            in_fields = check_fields(self.node, as_fields(args[0]), "each")
+            fn, out = args[1], check_new_fields(self.node, as_fields(args[2]), "each")
             if not isinstance(fn, BaseFunction):
                 msg = f"each: {type(fn).__name__} is not a BaseFunction"
                 raise TypeError(msg)
             return self._then(EachNode(self.node, in_fields, fn, out), type(fn).__name__)
         if len(args) == 2:
-            in_fields = _check(self.node, _fields(args[0]), "each")
+            in_fields = check_fields(self.node, as_fields(args[0]), "each")
             return self._filter(in_fields, args[1])
         if len(args) == 1:
             return self._filter(self.node.fields, args[0])
@@ -274,12 +119,12 @@ class Stream:
 
     def map(self, fn: Any, out_fields: Fields | Sequence[str] | None = None) -> Stream:
         """One tuple for each: ``fn(tup)`` (or ``fn.execute(tup)``) gives its values."""
-        out = None if out_fields is None else _fields(out_fields)
+        out = None if out_fields is None else as_fields(out_fields)
         return self._then(MapNode(self.node, fn, out, "map"), "map")
 
     def flat_map(self, fn: Any, out_fields: Fields | Sequence[str] | None = None) -> Stream:
         """Any number of tuples for each: ``fn(tup)`` gives a list of value lists."""
-        out = None if out_fields is None else _fields(out_fields)
+        out = None if out_fields is None else as_fields(out_fields)
         return self._then(MapNode(self.node, fn, out, "flat_map"), "flat_map")
 
     def peek(self, fn: Any) -> Stream:
@@ -288,7 +133,7 @@ class Stream:
 
     def project(self, fields: Fields | Sequence[str]) -> Stream:
         """Only ``fields``, in that order."""
-        keep = _check(self.node, _fields(fields), "project")
+        keep = check_fields(self.node, as_fields(fields), "project")
         return self._then(ProjectNode(self.node, keep), "project")
 
     # -- repartitions --------------------------------------------------------------
@@ -298,7 +143,7 @@ class Stream:
 
     def partition_by(self, fields: Fields | Sequence[str]) -> Stream:
         """Tuples with equal ``fields`` go to the same partition."""
-        by = _check(self.node, _fields(fields), "partition_by")
+        by = check_fields(self.node, as_fields(fields), "partition_by")
         indexes = tuple(self.node.fields.index(n) for n in by)
         return self._repartition(Partitioning(FIELDS, indexes), "partition_by")
 
@@ -324,41 +169,43 @@ class Stream:
 
     def group_by(self, fields: Fields | Sequence[str]) -> GroupedStream:
         """The stream in groups of equal ``fields``, for an aggregation or a state query."""
-        return GroupedStream(self, _check(self.node, _fields(fields), "group_by"))
+        from sparkstorm.trident.grouped import GroupedStream  # it wraps a Stream
+
+        return GroupedStream(self, check_fields(self.node, as_fields(fields), "group_by"))
 
     # -- aggregations --------------------------------------------------------------
     def aggregate(self, *args: Any) -> Stream:
         """``aggregate([in_fields,] aggregator, out_fields)`` over each whole batch."""
-        in_fields, agg, out = _agg_args(args, "aggregate")
+        in_fields, agg, out = aggregation_args(args, "aggregate")
         return self._aggregate(Fields(), in_fields, agg, out, "aggregate")
 
     def _aggregate(
         self, group: Fields, in_fields: Fields | None, agg: Operation, out: Fields, what: str
     ) -> Stream:
         if in_fields is not None:
-            _check(self.node, in_fields, what)
-        kind, name = _kind(agg, what), type(agg).__name__
+            check_fields(self.node, in_fields, what)
+        kind, name = aggregator_kind(agg, what), type(agg).__name__
         node = self.node
         if kind == "combiner":
             node = self._then(
                 AggregateNode(node, agg, in_fields, group, out, "partial", True), name
             ).node
             final = AggregateNode(node, agg, None, group, out, "final", False)
-            return self._then(final.partition(_by(node, group, BATCH_GLOBAL)), name)
+            return self._then(final.partition(partitioning_by(node, group, BATCH_GLOBAL)), name)
         full = AggregateNode(node, agg, in_fields, group, out, "full", False)
-        return self._then(full.partition(_by(node, group, BATCH_GLOBAL)), name)
+        return self._then(full.partition(partitioning_by(node, group, BATCH_GLOBAL)), name)
 
     def partition_aggregate(self, *args: Any) -> Stream:
         """``partition_aggregate([in_fields,] aggregator, out_fields)`` per batch partition."""
-        in_fields, agg, out = _agg_args(args, "partition_aggregate")
+        in_fields, agg, out = aggregation_args(args, "partition_aggregate")
         return self._partition_aggregate(Fields(), in_fields, agg, out)
 
     def _partition_aggregate(
         self, group: Fields, in_fields: Fields | None, agg: Operation, out: Fields
     ) -> Stream:
         if in_fields is not None:
-            _check(self.node, in_fields, "partition_aggregate")
-        _kind(agg, "partition_aggregate")
+            check_fields(self.node, in_fields, "partition_aggregate")
+        aggregator_kind(agg, "partition_aggregate")
         node = AggregateNode(self.node, agg, in_fields, group, out, "full", True)
         return self._then(node, type(agg).__name__)
 
@@ -371,7 +218,7 @@ class Stream:
         return self._extreme(field, maximum=True)
 
     def _extreme(self, field: str, maximum: bool) -> Stream:
-        _check(self.node, Fields(field), "max_by" if maximum else "min_by")
+        check_fields(self.node, Fields(field), "max_by" if maximum else "min_by")
         agg = _Extreme(self.node.fields.index(field), maximum)
         node = AggregateNode(self.node, agg, None, Fields(), self.node.fields, "full", False)
         return self._then(
@@ -400,9 +247,9 @@ class Stream:
         if not isinstance(factory, WindowsStoreFactory):
             msg = f"window: {type(factory).__name__} is no WindowsStoreFactory"
             raise TypeError(msg)
-        fields = _check(self.node, _fields(in_fields), "window")
-        _kind(agg, "window")
-        node = WindowNode(self.node, config, factory, fields, agg, _fields(out))
+        fields = check_fields(self.node, as_fields(in_fields), "window")
+        aggregator_kind(agg, "window")
+        node = WindowNode(self.node, config, factory, fields, agg, as_fields(out))
         return self._then(node, "window")
 
     def tumbling_window(
@@ -447,7 +294,7 @@ class Stream:
     # -- state ---------------------------------------------------------------------
     def persistent_aggregate(self, factory: StateFactory, *args: Any) -> TridentState:
         """``persistent_aggregate(factory, [in_fields,] aggregator, out_fields)``: one value."""
-        in_fields, agg, out = _agg_args(args, "persistent_aggregate")
+        in_fields, agg, out = aggregation_args(args, "persistent_aggregate")
         return self._persist_aggregate(factory, Fields(), in_fields, agg, out)
 
     def _persist_aggregate(
@@ -460,8 +307,8 @@ class Stream:
     ) -> TridentState:
         what = "persistent_aggregate"
         if in_fields is not None:
-            _check(self.node, in_fields, what)
-        kind = _kind(agg, what)
+            check_fields(self.node, in_fields, what)
+        kind = aggregator_kind(agg, what)
         if kind == "aggregator":
             msg = (
                 f"{what}: {type(agg).__name__} is a BaseAggregator; a persistent aggregate "
@@ -475,9 +322,9 @@ class Stream:
             ).node
         reads = node.fields if kind == "combiner" else (in_fields or node.fields)
         persist = PersistNode(node, factory, kind, agg, group, reads, out).partition(
-            _by(node, group, GLOBAL)
+            partitioning_by(node, group, GLOBAL)
         )
-        return TridentState(self.topology, self.topology._add(persist, "persist"))
+        return _state(self.topology, self.topology._add(persist, "persist"))
 
     def partition_persist(
         self,
@@ -487,10 +334,10 @@ class Stream:
         out_fields: Fields | Sequence[str] | None = None,
     ) -> TridentState:
         """Each partition's tuples written by ``updater`` in the commit phase."""
-        fields = _check(self.node, _fields(in_fields), "partition_persist")
-        out = Fields() if out_fields is None else _fields(out_fields)
+        fields = check_fields(self.node, as_fields(in_fields), "partition_persist")
+        out = Fields() if out_fields is None else as_fields(out_fields)
         persist = PersistNode(self.node, factory, "user", updater, Fields(), fields, out)
-        return TridentState(self.topology, self.topology._add(persist, "partition_persist"))
+        return _state(self.topology, self.topology._add(persist, "partition_persist"))
 
     def state_query(
         self,
@@ -510,8 +357,8 @@ class Stream:
         out_fields: Fields | Sequence[str],
         by: Partitioning | None,
     ) -> Stream:
-        fields = _check(self.node, _fields(in_fields), "state_query")
-        out = _check_new(self.node, _fields(out_fields), "state_query")
+        fields = check_fields(self.node, as_fields(in_fields), "state_query")
+        out = check_new_fields(self.node, as_fields(out_fields), "state_query")
         parent = self.node
         if by is None and isinstance(parent, MergeNode) and len(parent.parents) == 1:
             by, parent = parent.partitionings[0], parent.parents[0]  # the query's own routing
@@ -550,93 +397,6 @@ class Stream:
         return self
 
 
-class GroupedStream:
-    """A stream in groups: aggregations and state queries go group by group.
-
-    .. versionadded:: 0.3.0
-    """
-
-    def __init__(self, stream: Stream, group: Fields) -> None:
-        self.stream = stream
-        self.group = group
-
-    def aggregate(self, *args: Any) -> Stream:
-        """``aggregate([in_fields,] aggregator, out_fields)`` per group of each batch."""
-        in_fields, agg, out = _agg_args(args, "aggregate")
-        return self.stream._aggregate(self.group, in_fields, agg, out, "aggregate")
-
-    def partition_aggregate(self, *args: Any) -> Stream:
-        """``partition_aggregate([in_fields,] aggregator, out_fields)`` per group, per partition."""
-        in_fields, agg, out = _agg_args(args, "partition_aggregate")
-        return self.stream._partition_aggregate(self.group, in_fields, agg, out)
-
-    def persistent_aggregate(self, factory: StateFactory, *args: Any) -> TridentState:
-        """``persistent_aggregate(factory, [in_fields,] aggregator, out_fields)`` per group."""
-        in_fields, agg, out = _agg_args(args, "persistent_aggregate")
-        return self.stream._persist_aggregate(factory, self.group, in_fields, agg, out)
-
-    def state_query(
-        self,
-        state: TridentState,
-        in_fields: Fields | Sequence[str],
-        function: BaseQueryFunction[Any],
-        out_fields: Fields | Sequence[str],
-    ) -> Stream:
-        """As :meth:`Stream.state_query`, partitioned by the group fields first."""
-        by = _by(self.stream.node, self.group, FIELDS)
-        return self.stream._state_query(state, in_fields, function, out_fields, by)
-
-    def each(self, *args: Any) -> GroupedStream:
-        """As :meth:`Stream.each`, keeping the groups."""
-        return GroupedStream(self.stream.each(*args), self.group)
-
-    def name(self, label: str) -> GroupedStream:
-        """As :meth:`Stream.name`."""
-        self.stream.name(label)
-        return self
-
-    def to_stream(self) -> Stream:
-        """The stream without its groups."""
-        return self.stream
-
-    def get_output_fields(self) -> Fields:
-        """The stream's fields."""
-        return self.stream.get_output_fields()
-
-
-class TridentState:
-    """A state a stream persists into (or a static one): query it, or follow its new values.
-
-    .. versionadded:: 0.3.0
-    """
-
-    def __init__(self, topology: TridentTopology, node: Node) -> None:
-        self.topology = topology
-        self.node = node
-
-    def new_values_stream(self) -> Stream:
-        """The values the state took in each batch's commit (a stream in the commit phase)."""
-        if not isinstance(self.node, PersistNode):
-            msg = "a static state has no new values"
-            raise InvalidTopologyError(msg)
-        return Stream(self.topology, self.node)
-
-    def parallelism_hint(self, n: int) -> TridentState:
-        """Keep the state in ``n`` partitions."""
-        if not isinstance(n, int) or n < 1:
-            msg = f"parallelism_hint needs a positive int, got {n!r}"
-            raise InvalidTopologyError(msg)
-        self.node.parallelism = n
-        return self
-
-    def name(self, label: str) -> TridentState:
-        """Name the state's operation (and its bolt)."""
-        check_reserved("component", label)
-        self.node.label = label
-        self.node.named = True
-        return self
-
-
 class _Extreme(BaseAggregator[list[Any]]):
     """The tuple with the least or greatest value of one field (``min_by``/``max_by``)."""
 
@@ -660,3 +420,9 @@ class _Extreme(BaseAggregator[list[Any]]):
         """Emit the one kept, if any."""
         for values in state:
             collector.emit(values)
+
+
+def _state(topology: TridentTopology, node: Node) -> TridentState:
+    from sparkstorm.trident.grouped import TridentState  # it gives a Stream of new values
+
+    return TridentState(topology, node)
