@@ -18,12 +18,13 @@ from sparkstorm.errors import FailedException, ReportedFailedException
 from sparkstorm.topology.components import Bolt
 from sparkstorm.topology.declarers import OutputFieldsDeclarer
 from sparkstorm.topology.tuple import Tuple
-from sparkstorm.trident.nodes import TX, BatchInfo, CommitNode, Node, Row
+from sparkstorm.trident.nodes import CUSTOM, TX, BatchInfo, CommitNode, Node, Row
 from sparkstorm.trident.wiring import (
     COMMIT_STREAM,
     SHARE_FIELDS,
     BatchKey,
     Edge,
+    custom_chooser,
     deal,
 )
 
@@ -79,6 +80,18 @@ class TridentBolt(Bolt):
         self.num_tasks = len(context.get_component_tasks(self.component_id))
         self.targets = {
             e.edge_id: context.get_component_tasks(e.to_component) for e in self.outputs
+        }
+        self.choosers = {
+            e.edge_id: custom_chooser(
+                e.partitioning.grouping,
+                self.component_id,
+                e.stream,
+                self.task_id,
+                self.targets[e.edge_id],
+                context,
+            )
+            for e in self.outputs
+            if e.partitioning.kind == CUSTOM
         }
         self.edge_of_stream = {e.stream: e for e in self.inputs}
         self.pending: dict[BatchKey, _Pending] = {}
@@ -183,7 +196,13 @@ class TridentBolt(Bolt):
                 continue
             targets = self.targets[edge.edge_id]
             shares = deal(
-                outputs.get(edge.node, []), edge.partitioning, len(targets), txid, self.turn
+                outputs.get(edge.node, []),
+                edge.partitioning,
+                len(targets),
+                txid,
+                self.turn,
+                self.index,
+                self.choosers.get(edge.edge_id),
             )
             for task, rows in zip(targets, shares, strict=True):
                 self.collector.emit_direct(task, [key, rows], anchors, edge.stream)

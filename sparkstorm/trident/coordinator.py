@@ -37,7 +37,7 @@ from sparkstorm.errors import BatchFailedTooOften
 from sparkstorm.topology.components import ChecksSubmission, HoldsWork, Spout, UsesRunMemory
 from sparkstorm.topology.declarers import OutputFieldsDeclarer
 from sparkstorm.trident.drpc import server_of
-from sparkstorm.trident.nodes import TX, Row
+from sparkstorm.trident.nodes import CUSTOM, TX, Row
 from sparkstorm.trident.progress import Progress, Stored, progress_store
 from sparkstorm.trident.sources import BatchSource
 from sparkstorm.trident.tuple import TridentCollector
@@ -48,9 +48,12 @@ from sparkstorm.trident.wiring import (
     SHARE_FIELDS,
     BatchKey,
     Edge,
+    custom_chooser,
     deal,
 )
 
+COORDINATOR = "trident-coordinator"
+"""The coordinator's component id."""
 PROCESSING, PROCESSED, COMMITTING, WRITTEN = "processing", "processed", "committing", "written"
 RETRY_SECS = 0.25
 """After a spout or the checkpoint store failed, how long before a batch is emitted again
@@ -137,10 +140,20 @@ class Coordinator(Spout, ChecksSubmission, HoldsWork, UsesRunMemory):
         self.max_pending = context.get_topology_conf().get(TOPOLOGY_MAX_SPOUT_PENDING) or 1
         self.interval = conf[TOPOLOGY_TRIDENT_BATCH_EMIT_INTERVAL_MILLIS] / 1000
         self.max_attempts = conf[SPARKSTORM_TRIDENT_MAX_ATTEMPTS]
-        self.targets = {
-            e.edge_id: context.get_component_tasks(e.to_component)
-            for edges in [*self.spout_edges.values(), *self.drpc_edges.values()]
+        edges = [e for out in [*self.spout_edges.values(), *self.drpc_edges.values()] for e in out]
+        self.targets = {e.edge_id: context.get_component_tasks(e.to_component) for e in edges}
+        task = context.get_this_task_id()
+        self.choosers = {
+            e.edge_id: custom_chooser(
+                e.partitioning.grouping,
+                COORDINATOR,
+                e.stream,
+                task,
+                self.targets[e.edge_id],
+                context,
+            )
             for e in edges
+            if e.partitioning.kind == CUSTOM
         }
         self.batches: dict[int, _Batch] = {}
         self.progress = Progress.open(conf, self.states)
@@ -270,7 +283,8 @@ class Coordinator(Spout, ChecksSubmission, HoldsWork, UsesRunMemory):
         for edges, rows in what:
             for edge in edges:
                 targets = self.targets[edge.edge_id]
-                shares = deal(rows, edge.partitioning, len(targets), key[1], self.turn)
+                choose = self.choosers.get(edge.edge_id)
+                shares = deal(rows, edge.partitioning, len(targets), key[1], self.turn, 0, choose)
                 for task, share in zip(targets, shares, strict=True):
                     self.collector.emit_direct(task, [key, share], (key, sent), edge.stream)
                     sent += 1

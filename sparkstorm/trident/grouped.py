@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.topology.declarers import check_reserved
 from sparkstorm.topology.fields import Fields
+from sparkstorm.trident.chained import ChainedAggregatorDeclarer
 from sparkstorm.trident.declaring import aggregation_args, partitioning_by
 from sparkstorm.trident.nodes import FIELDS, Node, PersistNode
 from sparkstorm.trident.operations import BaseQueryFunction
@@ -32,6 +33,10 @@ class GroupedStream:
         """``aggregate([in_fields,] aggregator, out_fields)`` per group of each batch."""
         in_fields, agg, out = aggregation_args(args, "aggregate")
         return self.stream._aggregate(self.group, in_fields, agg, out, "aggregate")
+
+    def chained_agg(self) -> ChainedAggregatorDeclarer:
+        """Several aggregations per group, joined into one tuple per group (``chain_end()``)."""
+        return ChainedAggregatorDeclarer(self.stream, self.group)
 
     def partition_aggregate(self, *args: Any) -> Stream:
         """``partition_aggregate([in_fields,] aggregator, out_fields)`` per group, per partition."""

@@ -50,12 +50,14 @@ GLOBAL_KEY = ["$GLOBAL$"]
 TX = "tx"
 """The batch source of every Trident spout: one txid sequence for them all."""
 
-SHUFFLE, FIELDS, GLOBAL, BATCH_GLOBAL, BROADCAST = (
+SHUFFLE, FIELDS, GLOBAL, BATCH_GLOBAL, BROADCAST, IDENTITY, CUSTOM = (
     "shuffle",
     "fields",
     "global",
     "batch_global",
     "broadcast",
+    "identity",
+    "custom",
 )
 
 
@@ -65,6 +67,8 @@ class Partitioning:
 
     kind: str
     indexes: tuple[int, ...] = ()
+    grouping: Any = field(default=None, compare=False)
+    """``custom``: the user's ``CustomStreamGrouping`` (``choose_tasks(task_id, values)``)."""
 
 
 @dataclass

@@ -271,7 +271,7 @@ class FirstN(BaseAggregator[list[Any]]):
     def complete(self, state: list[Any], collector: TridentCollector) -> None:
         if self.sort_field is not None:
             field = self.sort_field
-            state = sorted(state, key=lambda t: t[field], reverse=self.reverse)
+            state = sorted(state, key=lambda t: t.get(field), reverse=self.reverse)
         for tup in state[: self.n]:
             collector.emit(list(tup))
 

@@ -20,10 +20,11 @@ from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.topology.builder import Topology, TopologyBuilder
 from sparkstorm.topology.fields import Fields
 from sparkstorm.trident.bolt import TridentBolt
-from sparkstorm.trident.coordinator import Coordinator
+from sparkstorm.trident.coordinator import COORDINATOR, Coordinator
 from sparkstorm.trident.drpc import server_of
 from sparkstorm.trident.nodes import (
     GLOBAL,
+    IDENTITY,
     SHUFFLE,
     TX,
     BatchInfo,
@@ -43,7 +44,6 @@ from sparkstorm.trident.wiring import COMMIT_STREAM, Edge
 if TYPE_CHECKING:
     from sparkstorm.trident.topology import TridentTopology
 
-COORDINATOR = "trident-coordinator"
 MAX_NAME = 48
 """A bolt named after its operations is cut at this length."""
 
@@ -134,6 +134,17 @@ def plan(topology: TridentTopology) -> Topology:
                 )
             )
     parallelism = [max(n.parallelism or 1 for n in group) for group in groups]
+    for edge in edges:  # an identity partition sends partition i to partition i
+        if edge.partitioning.kind == IDENTITY:
+            sent = 1 if edge.from_component == COORDINATOR else parallelism[group_of[edge.node]]
+            got = parallelism[group_of[edge.child]]
+            if sent != got:
+                msg = (
+                    f"identity_partition() from {edge.from_component!r} ({sent} partitions) "
+                    f"to {edge.to_component!r} ({got}): it sends each partition to the one "
+                    f"of the same index, so both need the same parallelism_hint"
+                )
+                raise InvalidTopologyError(msg, component=edge.to_component)
     named_leaves = {
         n.node_id
         for n in nodes

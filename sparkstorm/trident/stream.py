@@ -12,6 +12,8 @@ from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.topology.declarers import check_reserved
 from sparkstorm.topology.fields import Fields
 from sparkstorm.topology.windowing import Duration
+from sparkstorm.trident.chained import ChainedAggregatorDeclarer
+from sparkstorm.trident.comparisons import Comparator, MaxWithComparator, MinWithComparator
 from sparkstorm.trident.declaring import (
     aggregation_args,
     aggregator_kind,
@@ -23,8 +25,10 @@ from sparkstorm.trident.declaring import (
 from sparkstorm.trident.nodes import (
     BATCH_GLOBAL,
     BROADCAST,
+    CUSTOM,
     FIELDS,
     GLOBAL,
+    IDENTITY,
     SHUFFLE,
     AggregateNode,
     EachNode,
@@ -167,6 +171,27 @@ class Stream:
         """Every tuple of a batch to one partition, chosen per batch."""
         return self._repartition(Partitioning(BATCH_GLOBAL), "batch_global")
 
+    def partition(self, grouping: Any) -> Stream:
+        """Tuples dealt by ``grouping``, a Storm ``CustomStreamGrouping``.
+
+        Its ``choose_tasks(task_id, values)`` gives the tasks each tuple goes to
+        (``prepare`` first, if it has one).
+        """
+        if not callable(getattr(grouping, "choose_tasks", None)):
+            msg = (
+                f"partition: {type(grouping).__name__} is no grouping: give an object with "
+                "choose_tasks(task_id, values) (Storm's CustomStreamGrouping)"
+            )
+            raise TypeError(msg)
+        return self._repartition(Partitioning(CUSTOM, grouping=grouping), "partition")
+
+    def identity_partition(self) -> Stream:
+        """Each partition's tuples to the next partition of the same index.
+
+        Storm's ``IdentityGrouping``: the two sides need the same ``parallelism_hint``.
+        """
+        return self._repartition(Partitioning(IDENTITY), "identity_partition")
+
     def group_by(self, fields: Fields | Sequence[str]) -> GroupedStream:
         """The stream in groups of equal ``fields``, for an aggregation or a state query."""
         from sparkstorm.trident.grouped import GroupedStream  # it wraps a Stream
@@ -195,6 +220,10 @@ class Stream:
         full = AggregateNode(node, agg, in_fields, group, out, "full", False)
         return self._then(full.partition(partitioning_by(node, group, BATCH_GLOBAL)), name)
 
+    def chained_agg(self) -> ChainedAggregatorDeclarer:
+        """Several aggregations over each batch, joined into one tuple (``chain_end()``)."""
+        return ChainedAggregatorDeclarer(self, Fields())
+
     def partition_aggregate(self, *args: Any) -> Stream:
         """``partition_aggregate([in_fields,] aggregator, out_fields)`` per batch partition."""
         in_fields, agg, out = aggregation_args(args, "partition_aggregate")
@@ -209,21 +238,28 @@ class Stream:
         node = AggregateNode(self.node, agg, in_fields, group, out, "full", True)
         return self._then(node, type(agg).__name__)
 
-    def min_by(self, field: str) -> Stream:
-        """The tuple of each batch with the least ``field``."""
-        return self._extreme(field, maximum=False)
+    def min_by(self, field: str, comparator: Comparator | None = None) -> Stream:
+        """Of each batch partition, the tuple whose ``field`` is least (by ``comparator``)."""
+        return self._extreme(MinWithComparator(field, comparator), field, "min_by")
 
-    def max_by(self, field: str) -> Stream:
-        """The tuple of each batch with the greatest ``field``."""
-        return self._extreme(field, maximum=True)
+    def max_by(self, field: str, comparator: Comparator | None = None) -> Stream:
+        """Of each batch partition, the tuple whose ``field`` is greatest."""
+        return self._extreme(MaxWithComparator(field, comparator), field, "max_by")
 
-    def _extreme(self, field: str, maximum: bool) -> Stream:
-        check_fields(self.node, Fields(field), "max_by" if maximum else "min_by")
-        agg = _Extreme(self.node.fields.index(field), maximum)
-        node = AggregateNode(self.node, agg, None, Fields(), self.node.fields, "full", False)
-        return self._then(
-            node.partition(Partitioning(BATCH_GLOBAL)), "max_by" if maximum else "min_by"
-        )
+    def min(self, comparator: Comparator) -> Stream:
+        """Of each batch partition, the least tuple by ``comparator`` over whole tuples."""
+        return self._extreme(MinWithComparator(comparator), None, "min")
+
+    def max(self, comparator: Comparator) -> Stream:
+        """Of each batch partition, the greatest tuple by ``comparator``."""
+        return self._extreme(MaxWithComparator(comparator), None, "max")
+
+    def _extreme(self, agg: BaseAggregator[Any], field: str | None, what: str) -> Stream:
+        if field is not None:
+            check_fields(self.node, Fields(field), what)
+        fields = self.node.fields
+        node = AggregateNode(self.node, agg, fields, Fields(), fields, "full", True)
+        return self._then(node, what)
 
     # -- windows -------------------------------------------------------------------
     def window(self, config: WindowConfig, *args: Any) -> Stream:
@@ -395,31 +431,6 @@ class Stream:
     def to_stream(self) -> Stream:
         """The stream itself (a grouped stream's is its stream)."""
         return self
-
-
-class _Extreme(BaseAggregator[list[Any]]):
-    """The tuple with the least or greatest value of one field (``min_by``/``max_by``)."""
-
-    def __init__(self, index: int, maximum: bool) -> None:
-        self.index = index
-        self.maximum = maximum
-
-    def init(self, batch_id: Any, collector: Any) -> list[Any]:
-        """No tuple yet."""
-        return []
-
-    def aggregate(self, state: list[Any], tup: Any, collector: Any) -> None:
-        """Keep ``tup`` if it beats the one kept."""
-        value = tup[self.index]
-        if not state or (
-            (value > state[0][self.index]) == self.maximum and value != state[0][self.index]
-        ):
-            state[:] = [list(tup)]
-
-    def complete(self, state: list[Any], collector: Any) -> None:
-        """Emit the one kept, if any."""
-        for values in state:
-            collector.emit(values)
 
 
 def _state(topology: TridentTopology, node: Node) -> TridentState:

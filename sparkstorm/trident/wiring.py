@@ -10,16 +10,20 @@ per batch partition, not one per Trident tuple.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.topology.fields import Fields
 from sparkstorm.topology.groupings import stable_hash
 from sparkstorm.trident.nodes import (
     BATCH_GLOBAL,
     BROADCAST,
+    CUSTOM,
     FIELDS,
     GLOBAL,
+    IDENTITY,
     Partitioning,
     Row,
     batch_global_index,
@@ -54,8 +58,24 @@ class Edge:
         return f"e{self.edge_id}"
 
 
-def deal(rows: list[Row], by: Partitioning, n: int, txid: int, offset: int) -> list[list[Row]]:
-    """``rows`` dealt over ``n`` tasks (by index) as ``by`` says."""
+Chooser = Callable[[Row], list[int]]
+"""A custom grouping, as a task asks it: the indexes of the tasks a row goes to."""
+
+
+def deal(
+    rows: list[Row],
+    by: Partitioning,
+    n: int,
+    txid: int,
+    offset: int,
+    source: int = 0,
+    choose: Chooser | None = None,
+) -> list[list[Row]]:
+    """``rows`` dealt over ``n`` tasks (by index) as ``by`` says.
+
+    ``source`` is the sending task's index (an identity partition sends to the same
+    one); ``choose``, a custom grouping's choice for one row.
+    """
     shares: list[list[Row]] = [[] for _ in range(n)]
     kind = by.kind
     if kind == FIELDS:
@@ -68,7 +88,39 @@ def deal(rows: list[Row], by: Partitioning, n: int, txid: int, offset: int) -> l
         shares[batch_global_index(txid, n)] = rows
     elif kind == BROADCAST:
         shares = [rows] * n
+    elif kind == IDENTITY:
+        shares[source] = rows
+    elif kind == CUSTOM:
+        assert choose is not None
+        for row in rows:
+            for index in choose(row):
+                shares[index].append(row)
     else:  # shuffle: in turn, starting where the last batch left off
         for i, row in enumerate(rows):
             shares[(i + offset) % n].append(row)
     return shares
+
+
+def custom_chooser(
+    grouping: Any, sender: str, stream: str, task_id: int, targets: list[int], context: Any
+) -> Chooser:
+    """A task's own custom grouping, prepared for ``targets``: a row's target indexes."""
+    from sparkstorm.topology.declarers import GlobalStreamId
+
+    prepare = getattr(grouping, "prepare", None)
+    if callable(prepare):
+        prepare(context, GlobalStreamId(sender, stream), list(targets))
+    index_of = {task: i for i, task in enumerate(targets)}
+
+    def choose(row: Row) -> list[int]:
+        chosen = grouping.choose_tasks(task_id, row)
+        try:
+            return [index_of[task] for task in chosen]
+        except KeyError:
+            msg = (
+                f"custom grouping {type(grouping).__name__} of {sender!r} chose tasks "
+                f"{list(chosen)}; it may choose only among {targets}"
+            )
+            raise InvalidTopologyError(msg, component=sender) from None
+
+    return choose

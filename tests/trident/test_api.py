@@ -1,0 +1,220 @@
+"""The rest of Storm's Trident API: chained aggregations, comparisons, custom partitions.
+
+Each as the Trident API overview describes it, over a fed batch, its output captured
+(a named operation that nothing follows is emitted on a stream of its name).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from sparkstorm import Fields, InvalidTopologyError
+from sparkstorm.trident import (
+    BaseAggregator,
+    BaseFunction,
+    BatchFailedTooOften,
+    Count,
+    FeederBatchSpout,
+    FirstN,
+    Sum,
+    TridentTopology,
+)
+from tests.trident.ops import CountAsAggregator
+
+
+class _Double(BaseFunction):
+    def execute(self, tup, collector):
+        collector.emit([tup[0] * 2])
+
+
+class _Letters(BaseAggregator):
+    def init(self, batch_id, collector):
+        return []
+
+    def aggregate(self, state, tup, collector):
+        state.append(tup[0])
+
+    def complete(self, state, collector):
+        if state:
+            collector.emit(["".join(sorted(state))])
+
+
+class _Identity(BaseFunction):
+    def execute(self, tup, collector):
+        collector.emit([tup[0]])
+
+
+def run_fed(cluster_factory, build, batches, engine="local"):
+    """Feed ``batches`` through the stream ``build(stream)`` declares; what it emitted."""
+    feeder = FeederBatchSpout(["word", "n"])
+    topology = TridentTopology()
+    build(topology.new_stream("feeder", feeder)).name("out")
+    cluster = cluster_factory(engine)
+    cluster.submit_topology("api", {}, topology.build(), capture=True)
+    for batch in batches:
+        feeder.feed(batch)
+    cluster.wait_until_idle()  # the workers' reports carry what they captured
+    return cluster.captured("api", "out", "out")
+
+
+BATCH = [["a", 3], ["b", 9], ["a", 1], ["c", 4], ["b", 2]]
+
+
+def test_chained_partition_aggregates_give_one_tuple_per_partition(cluster_factory):
+    out = run_fed(
+        cluster_factory,
+        lambda s: (
+            s.chained_agg()
+            .partition_aggregate(Count(), Fields("count"))
+            .partition_aggregate(Fields("n"), Sum(), Fields("sum"))
+            .chain_end()
+        ),
+        [BATCH],
+    )
+    assert out == [[5, 19]]
+
+
+def test_chained_combiners_over_each_group(cluster_factory):
+    out = run_fed(
+        cluster_factory,
+        lambda s: (
+            s.group_by(Fields("word"))
+            .chained_agg()
+            .aggregate(Count(), Fields("count"))
+            .aggregate(Fields("n"), Sum(), Fields("sum"))
+            .chain_end()
+        ),
+        [BATCH],
+    )
+    assert sorted(out) == [["a", 2, 4], ["b", 2, 11], ["c", 1, 4]]
+
+
+@pytest.mark.parametrize("engine", ["local", "continuous"])
+def test_chained_aggregators_emit_the_cross_product_of_their_tuples(cluster_factory, engine):
+    out = run_fed(
+        cluster_factory,
+        lambda s: (
+            s.parallelism_hint(2)
+            .chained_agg()
+            .aggregate(Fields("n"), FirstN(2, "n"), Fields("top"))
+            .aggregate(CountAsAggregator(), Fields("count"))
+            .chain_end()
+        ),
+        [BATCH],
+        engine,
+    )
+    assert sorted(out) == [[4, 5], [9, 5]]
+
+
+def test_a_chain_that_mixes_batch_and_partition_aggregations_is_refused():
+    stream = TridentTopology().new_stream("feeder", FeederBatchSpout(["word", "n"]))
+    chain = stream.chained_agg().aggregate(Count(), Fields("count"))
+    with pytest.raises(InvalidTopologyError, match="a partition_aggregate after a aggregate"):
+        chain.partition_aggregate(Count(), Fields("other"))
+
+
+def test_min_by_and_max_by_keep_one_tuple_per_partition(cluster_factory):
+    out = run_fed(cluster_factory, lambda s: s.min_by("n"), [BATCH])
+    assert out == [["a", 1]]
+    by_length = run_fed(
+        cluster_factory,
+        lambda s: s.max_by("word", lambda a, b: len(a) - len(b)),  # equal: the first stays
+        [[["bb", 1], ["ccc", 2], ["ddd", 3]]],
+    )
+    assert by_length == [["ccc", 2]]
+
+
+def test_min_and_max_compare_whole_tuples(cluster_factory):
+    class ByNThenWord:  # a Java-style Comparator object
+        def compare(self, a, b):
+            return ((a[1], a[0]) < (b[1], b[0]) and -1) or ((a[1], a[0]) > (b[1], b[0]))
+
+    assert run_fed(cluster_factory, lambda s: s.max(ByNThenWord()), [BATCH]) == [["b", 9]]
+    assert run_fed(cluster_factory, lambda s: s.min(ByNThenWord()), [BATCH]) == [["a", 1]]
+
+
+SPREAD = [["a", 3], ["b", 9], ["a", 1], ["g", 4], ["b", 2]]
+"""a, b and g fall in three partitions of three."""
+
+
+def test_min_by_runs_on_each_partition_as_storms_does(cluster_factory):
+    out = run_fed(
+        cluster_factory,
+        lambda s: s.partition_by(Fields("word")).min_by("n").parallelism_hint(3),
+        [SPREAD],
+    )
+    assert sorted(out) == [["a", 1], ["b", 2], ["g", 4]]  # a, b, g: a partition each
+
+
+class ByFirstLetter:
+    """A custom grouping: a word to the task its first letter's place gives."""
+
+    def prepare(self, context, stream, targets):
+        self.targets = targets
+
+    def choose_tasks(self, task_id, values):
+        return [self.targets[(ord(values[0][0]) - ord("a")) % len(self.targets)]]
+
+
+def test_partition_deals_tuples_as_a_custom_grouping_chooses(cluster_factory):
+    out = run_fed(
+        cluster_factory,
+        lambda s: (
+            s.partition(ByFirstLetter())
+            .partition_aggregate(Fields("word"), CountAsAggregator(), Fields("count"))
+            .parallelism_hint(3)
+        ),
+        [BATCH],
+    )
+    assert sorted(out) == [[1], [2], [2]]  # a a | b b | c
+
+
+def test_a_custom_grouping_that_chooses_no_task_of_the_bolt_fails_saying_so(cluster_factory):
+    class Nowhere:
+        def choose_tasks(self, task_id, values):
+            return [999]
+
+    feeder = FeederBatchSpout(["word", "n"])
+    topology = TridentTopology()
+    (
+        topology.new_stream("feeder", feeder)
+        .each(Fields("word"), _Identity(), Fields("w"))
+        .partition(Nowhere())
+        .partition_aggregate(Count(), Fields("count"))
+    )
+    cluster = cluster_factory("local")
+    cluster.submit_topology("nowhere", {"sparkstorm.trident.max.attempts": 2}, topology.build())
+    with pytest.raises(BatchFailedTooOften, match=r"chose tasks \[999\]; it may choose only"):
+        feeder.feed(BATCH)
+
+
+def test_identity_partition_keeps_each_partition_where_it_was(cluster_factory):
+    out = run_fed(
+        cluster_factory,
+        lambda s: (
+            s.partition_by(Fields("word"))
+            .each(Fields("n"), _Double(), Fields("double"))
+            .parallelism_hint(3)
+            .identity_partition()
+            .partition_aggregate(Fields("word"), _Letters(), Fields("letters"))
+            .parallelism_hint(3)
+        ),
+        [SPREAD],
+    )
+    assert Counter(map(tuple, out)) == Counter({("aa",): 1, ("bb",): 1, ("g",): 1})
+
+
+def test_identity_partition_between_different_parallelisms_is_refused():
+    stream = TridentTopology().new_stream("feeder", FeederBatchSpout(["word", "n"]))
+    (
+        stream.partition_by(Fields("word"))
+        .each(Fields("n"), _Double(), Fields("double"))
+        .parallelism_hint(2)
+        .identity_partition()
+        .partition_aggregate(Count(), Fields("count"))
+        .parallelism_hint(3)
+    )
+    with pytest.raises(InvalidTopologyError, match=r"\(2 partitions\) to .* \(3\)"):
+        stream.topology.build()
