@@ -6,8 +6,11 @@ Examples
 """
 
 from sparkstorm.errors import BatchFailedTooOften
+from sparkstorm.trident.chained import ChainedAggregatorDeclarer
+from sparkstorm.trident.comparisons import Max, MaxWithComparator, Min, MinWithComparator
 from sparkstorm.trident.drpc import DRPCExecutionError, LocalDRPC
 from sparkstorm.trident.grouped import GroupedStream, TridentState
+from sparkstorm.trident.multireduce import GroupedMultiReducer, JoinType, MultiReducer
 from sparkstorm.trident.operations import (
     BaseAggregator,
     BaseFilter,
@@ -60,6 +63,7 @@ __all__ = [
     "BaseQueryFunction",
     "BaseStateUpdater",
     "BatchFailedTooOften",
+    "ChainedAggregatorDeclarer",
     "CombinerAggregator",
     "CombinerValueUpdater",
     "Count",
@@ -71,14 +75,21 @@ __all__ = [
     "FilterNull",
     "FirstN",
     "FixedBatchSpout",
+    "GroupedMultiReducer",
     "GroupedStream",
     "IBatchSpout",
     "ICommitterBatchSpout",
     "IPositionedBatchSpout",
     "InMemoryWindowsStoreFactory",
+    "JoinType",
     "LocalDRPC",
     "MapGet",
+    "Max",
+    "MaxWithComparator",
     "MemoryMapState",
+    "Min",
+    "MinWithComparator",
+    "MultiReducer",
     "Negate",
     "RedisWindowsStoreFactory",
     "ReducerAggregator",

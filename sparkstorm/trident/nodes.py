@@ -395,33 +395,6 @@ def combine_partials(
     return acc
 
 
-class JoinNode(Node):
-    """``join``: the pairs of the two streams' rows whose join fields are equal, in a batch."""
-
-    def __init__(
-        self, left: Node, left_on: Fields, right: Node, right_on: Fields, out: Fields
-    ) -> None:
-        super().__init__(out, [left, right])
-        self.left_keys = [left.fields.index(n) for n in left_on]
-        self.right_keys = [right.fields.index(n) for n in right_on]
-        self.left_rest = [i for i in range(len(left.fields)) if i not in self.left_keys]
-        self.right_rest = [i for i in range(len(right.fields)) if i not in self.right_keys]
-
-    @override
-    def run(self, batch: BatchInfo, inputs: list[list[Row]], task: Any) -> list[Row]:
-        right: dict[tuple[Any, ...], list[Row]] = {}
-        for row in inputs[1]:
-            right.setdefault(tuple(row[i] for i in self.right_keys), []).append(row)
-        out: list[Row] = []
-        for row in inputs[0]:
-            key = tuple(row[i] for i in self.left_keys)
-            for other in right.get(key, ()):
-                out.append(
-                    [*key, *(row[i] for i in self.left_rest), *(other[i] for i in self.right_rest)]
-                )
-        return out
-
-
 class CommitNode(Node):
     """A node that runs in its batch's commit phase: a persist into a state, or a window.
 

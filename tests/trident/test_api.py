@@ -18,6 +18,10 @@ from sparkstorm.trident import (
     Count,
     FeederBatchSpout,
     FirstN,
+    FixedBatchSpout,
+    GroupedMultiReducer,
+    JoinType,
+    MultiReducer,
     Sum,
     TridentTopology,
 )
@@ -218,3 +222,144 @@ def test_identity_partition_between_different_parallelisms_is_refused():
     )
     with pytest.raises(InvalidTopologyError, match=r"\(2 partitions\) to .* \(3\)"):
         stream.topology.build()
+
+
+# -- joins and multi-reduce: tuples of several streams of one batch -----------------
+OUTER = JoinType.OUTER
+PEOPLE = [["ann", 1], ["bob", 2], ["cat", 3]]
+CITIES = [[1, "oslo"], [1, "rome"], [3, "kyiv"], [4, "lima"]]
+AGES = [["ann", 30], ["dan", 40]]
+
+
+def run_streams(cluster_factory, build, engine="local"):
+    """Two or three fixed spouts, every tuple in batch 1; what ``build`` emits."""
+    topology = TridentTopology()
+    people = topology.new_stream("people", FixedBatchSpout(["name", "city"], 100, *PEOPLE))
+    cities = topology.new_stream("cities", FixedBatchSpout(["id", "town"], 100, *CITIES))
+    ages = topology.new_stream("ages", FixedBatchSpout(["who", "age"], 100, *AGES))
+    build(topology, people, cities, ages).name("out")
+    cluster = cluster_factory(engine)
+    cluster.submit_topology("joined", {}, topology.build(), capture=True)
+    cluster.wait_until_idle()
+    return sorted(cluster.captured("joined", "out", "out"), key=repr)
+
+
+@pytest.mark.parametrize("engine", ["local", "continuous"])
+def test_an_inner_join_pairs_the_tuples_of_a_batch_with_equal_keys(cluster_factory, engine):
+    out = run_streams(
+        cluster_factory,
+        lambda t, p, c, a: t.join(p, Fields("city"), c, Fields("id"), Fields("id", "name", "town")),
+        engine,
+    )
+    assert out == [[1, "ann", "oslo"], [1, "ann", "rome"], [3, "cat", "kyiv"]]
+
+
+def test_an_outer_join_gives_nulls_where_a_stream_has_no_tuple(cluster_factory):
+    out = run_streams(
+        cluster_factory,
+        lambda t, p, c, a: t.join(
+            p,
+            Fields("city"),
+            c,
+            Fields("id"),
+            Fields("id", "name", "town"),
+            join_type=JoinType.OUTER,
+        ),
+    )
+    assert out == sorted(
+        [
+            [1, "ann", "oslo"],
+            [1, "ann", "rome"],
+            [2, "bob", None],
+            [3, "cat", "kyiv"],
+            [4, None, "lima"],
+        ],
+        key=repr,
+    )
+
+
+def test_a_mixed_join_keeps_every_tuple_of_its_outer_stream(cluster_factory):
+    out = run_streams(
+        cluster_factory,
+        lambda t, p, c, a: t.join(
+            p,
+            Fields("city"),
+            c,
+            Fields("id"),
+            Fields("id", "name", "town"),
+            join_type=[JoinType.INNER, JoinType.OUTER],  # cities may be missing: every person
+        ),
+    )
+    assert out == sorted(
+        [[1, "ann", "oslo"], [1, "ann", "rome"], [2, "bob", None], [3, "cat", "kyiv"]], key=repr
+    )
+
+
+def test_three_streams_join_on_one_key(cluster_factory):
+    out = run_streams(
+        cluster_factory,
+        lambda t, p, c, a: t.join(
+            [p, a, p.each(Fields("name"), _Identity(), Fields("again"))],
+            [Fields("name"), Fields("who"), Fields("again")],
+            Fields("name", "city", "age", "name2", "city2"),
+            join_type=[JoinType.INNER, JoinType.OUTER, JoinType.INNER],
+        ),
+    )
+    assert out == [["ann", 1, 30, "ann", 1], ["bob", 2, None, "bob", 2], ["cat", 3, None, "cat", 3]]
+
+
+def test_a_join_whose_output_fields_do_not_add_up_is_refused():
+    topology = TridentTopology()
+    people = topology.new_stream("people", FixedBatchSpout(["name", "city"], 100, *PEOPLE))
+    cities = topology.new_stream("cities", FixedBatchSpout(["id", "town"], 100, *CITIES))
+    with pytest.raises(
+        InvalidTopologyError, match="expected as many join fields on each side and 3"
+    ):
+        topology.join(people, Fields("city"), cities, Fields("id"), Fields("id", "name"))
+
+
+class Tally(MultiReducer):
+    """How many tuples each stream had in the partition."""
+
+    def init(self, collector):
+        return [0, 0]
+
+    def execute(self, state, stream_index, tup, collector):
+        state[stream_index] += 1
+
+    def complete(self, state, collector):
+        collector.emit(state)
+
+
+class SumPerKey(GroupedMultiReducer):
+    """Per key: the first stream's values summed, minus the second's."""
+
+    def init(self, collector, group):
+        return [0]
+
+    def execute(self, state, stream_index, group, tup, collector):
+        state[0] += tup[0] if stream_index == 0 else -tup[0]
+
+    def complete(self, state, group, collector):
+        collector.emit([group[0], state[0]])
+
+
+def test_multi_reduce_sees_each_streams_tuples_of_the_partition(cluster_factory):
+    out = run_streams(
+        cluster_factory,
+        lambda t, p, c, a: t.multi_reduce(p.global_(), c.global_(), Tally(), Fields("p", "c")),
+    )
+    assert out == [[3, 4]]
+
+
+def test_a_grouped_multi_reduce_runs_once_a_group(cluster_factory):
+    out = run_streams(
+        cluster_factory,
+        lambda t, p, c, a: t.multi_reduce(
+            [Fields("city"), Fields("id")],
+            [p.group_by(Fields("city")), c.group_by(Fields("id"))],
+            SumPerKey(),
+            Fields("key", "diff"),
+        ).parallelism_hint(2),
+    )
+    assert out == [[1, -1], [2, 2], [3, 0], [4, -4]]  # 1 - 1 - 1 (two cities of id 1)
