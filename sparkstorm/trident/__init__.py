@@ -8,6 +8,12 @@ Examples
 from sparkstorm.errors import BatchFailedTooOften
 from sparkstorm.trident.chained import ChainedAggregatorDeclarer
 from sparkstorm.trident.comparisons import Max, MaxWithComparator, Min, MinWithComparator
+from sparkstorm.trident.coordinated import (
+    BatchCoordinator,
+    Emitter,
+    ITridentSpout,
+    TransactionAttempt,
+)
 from sparkstorm.trident.drpc import DRPCExecutionError, LocalDRPC
 from sparkstorm.trident.grouped import GroupedStream, TridentState
 from sparkstorm.trident.multireduce import GroupedMultiReducer, JoinType, MultiReducer
@@ -40,7 +46,7 @@ from sparkstorm.trident.spouts import (
     ICommitterBatchSpout,
     IPositionedBatchSpout,
 )
-from sparkstorm.trident.state import MemoryMapState
+from sparkstorm.trident.state import LRUMemoryMapState, MemoryMapState, StateSpec
 from sparkstorm.trident.stream import Stream
 from sparkstorm.trident.topology import TridentTopology
 from sparkstorm.trident.tuple import TridentCollector, TridentTuple
@@ -62,6 +68,7 @@ __all__ = [
     "BaseFunction",
     "BaseQueryFunction",
     "BaseStateUpdater",
+    "BatchCoordinator",
     "BatchFailedTooOften",
     "ChainedAggregatorDeclarer",
     "CombinerAggregator",
@@ -69,6 +76,7 @@ __all__ = [
     "Count",
     "DRPCExecutionError",
     "Debug",
+    "Emitter",
     "Equals",
     "FeederBatchSpout",
     "FeederCommitterBatchSpout",
@@ -80,8 +88,10 @@ __all__ = [
     "IBatchSpout",
     "ICommitterBatchSpout",
     "IPositionedBatchSpout",
+    "ITridentSpout",
     "InMemoryWindowsStoreFactory",
     "JoinType",
+    "LRUMemoryMapState",
     "LocalDRPC",
     "MapGet",
     "Max",
@@ -96,8 +106,10 @@ __all__ = [
     "SlidingCountWindow",
     "SlidingDurationWindow",
     "SnapshotGet",
+    "StateSpec",
     "Stream",
     "Sum",
+    "TransactionAttempt",
     "TridentCollector",
     "TridentState",
     "TridentTopology",

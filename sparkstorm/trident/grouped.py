@@ -15,7 +15,7 @@ from sparkstorm.trident.operations import BaseQueryFunction
 from sparkstorm.trident.stream import Stream
 
 if TYPE_CHECKING:
-    from sparkstorm.trident.state.base import StateFactory
+    from sparkstorm.trident.state.base import StateFactory, StateSpec
     from sparkstorm.trident.topology import TridentTopology
 
 
@@ -43,7 +43,7 @@ class GroupedStream:
         in_fields, agg, out = aggregation_args(args, "partition_aggregate")
         return self.stream._partition_aggregate(self.group, in_fields, agg, out)
 
-    def persistent_aggregate(self, factory: StateFactory, *args: Any) -> TridentState:
+    def persistent_aggregate(self, factory: StateFactory | StateSpec, *args: Any) -> TridentState:
         """``persistent_aggregate(factory, [in_fields,] aggregator, out_fields)`` per group."""
         in_fields, agg, out = aggregation_args(args, "persistent_aggregate")
         return self.stream._persist_aggregate(factory, self.group, in_fields, agg, out)

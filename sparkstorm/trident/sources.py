@@ -206,8 +206,12 @@ def _declared_fields(spout: Spout) -> Fields:
     return streams["default"].fields
 
 
-def batch_source(spout: Any) -> BatchSource:
-    """``spout`` as the coordinator runs it, by the interfaces it implements."""
+def batch_source(spout: Any, tx_id: str) -> BatchSource:
+    """``spout`` (of ``new_stream(tx_id, ...)``) as the coordinator runs it.
+
+    Which kind it is, is read from the interfaces it implements.
+    """
+    from sparkstorm.trident.coordinated import CoordinatedBatches, ITridentSpout
     from sparkstorm.trident.partitioned import (
         IOpaquePartitionedTridentSpout,
         IPartitionedTridentSpout,
@@ -218,10 +222,12 @@ def batch_source(spout: Any) -> BatchSource:
         return BatchSpoutSource(spout)
     if isinstance(spout, IPartitionedTridentSpout | IOpaquePartitionedTridentSpout):
         return PartitionedBatches(spout)
+    if isinstance(spout, ITridentSpout):
+        return CoordinatedBatches(spout, tx_id)
     if isinstance(spout, Spout):
         return RichSpoutBatch(spout)
     msg = (
         f"{type(spout).__name__} is not a Trident spout: pass an IBatchSpout, a "
-        f"partitioned Trident spout, or a core Spout"
+        f"partitioned Trident spout, an ITridentSpout, or a core Spout"
     )
     raise TypeError(msg)

@@ -50,6 +50,7 @@ from sparkstorm.trident.operations import (
     BaseStateUpdater,
     Operation,
 )
+from sparkstorm.trident.state.base import StateSpec
 from sparkstorm.trident.windowing import (
     InMemoryWindowsStoreFactory,
     SlidingCountWindow,
@@ -328,14 +329,14 @@ class Stream:
         return self.window(config, factory, in_fields, aggregator, out_fields)
 
     # -- state ---------------------------------------------------------------------
-    def persistent_aggregate(self, factory: StateFactory, *args: Any) -> TridentState:
+    def persistent_aggregate(self, factory: StateFactory | StateSpec, *args: Any) -> TridentState:
         """``persistent_aggregate(factory, [in_fields,] aggregator, out_fields)``: one value."""
         in_fields, agg, out = aggregation_args(args, "persistent_aggregate")
         return self._persist_aggregate(factory, Fields(), in_fields, agg, out)
 
     def _persist_aggregate(
         self,
-        factory: StateFactory,
+        factory: StateFactory | StateSpec,
         group: Fields,
         in_fields: Fields | None,
         agg: Operation,
@@ -357,22 +358,33 @@ class Stream:
                 AggregateNode(node, agg, in_fields, group, out, "partial", True), type(agg).__name__
             ).node
         reads = node.fields if kind == "combiner" else (in_fields or node.fields)
-        persist = PersistNode(node, factory, kind, agg, group, reads, out).partition(
+        made, partitions = _unspec(factory)
+        persist = PersistNode(node, made, kind, agg, group, reads, out).partition(
             partitioning_by(node, group, GLOBAL)
         )
+        persist.parallelism = partitions
         return _state(self.topology, self.topology._add(persist, "persist"))
 
-    def partition_persist(
-        self,
-        factory: StateFactory,
-        in_fields: Fields | Sequence[str],
-        updater: BaseStateUpdater,
-        out_fields: Fields | Sequence[str] | None = None,
-    ) -> TridentState:
-        """Each partition's tuples written by ``updater`` in the commit phase."""
-        fields = check_fields(self.node, as_fields(in_fields), "partition_persist")
-        out = Fields() if out_fields is None else as_fields(out_fields)
-        persist = PersistNode(self.node, factory, "user", updater, Fields(), fields, out)
+    def partition_persist(self, factory: StateFactory | StateSpec, *args: Any) -> TridentState:
+        """Each partition's tuples written by a ``BaseStateUpdater`` in the commit phase.
+
+        ``partition_persist(factory, [in_fields,] updater[, out_fields])`` (Storm's forms;
+        without input fields the updater sees every field); ``factory`` may be a
+        ``StateSpec``.
+        """
+        if args and isinstance(args[0], BaseStateUpdater):
+            args = (self.node.fields, *args)
+        if len(args) not in (2, 3) or not isinstance(args[1], BaseStateUpdater):
+            msg = (
+                "partition_persist takes (factory, [in_fields,] updater[, out_fields]), the "
+                "updater a BaseStateUpdater"
+            )
+            raise TypeError(msg)
+        fields = check_fields(self.node, as_fields(args[0]), "partition_persist")
+        out = Fields() if len(args) == 2 or args[2] is None else as_fields(args[2])
+        made, partitions = _unspec(factory)
+        persist = PersistNode(self.node, made, "user", args[1], Fields(), fields, out)
+        persist.parallelism = partitions
         return _state(self.topology, self.topology._add(persist, "partition_persist"))
 
     def state_query(
@@ -437,3 +449,10 @@ def _state(topology: TridentTopology, node: Node) -> TridentState:
     from sparkstorm.trident.grouped import TridentState  # it gives a Stream of new values
 
     return TridentState(topology, node)
+
+
+def _unspec(factory: StateFactory | StateSpec) -> tuple[StateFactory, int | None]:
+    """A ``StateSpec``'s factory and partitions, or a factory's own (None: as hinted)."""
+    if isinstance(factory, StateSpec):
+        return factory.state_factory, factory.required_num_partitions
+    return factory, None

@@ -59,7 +59,7 @@ class TridentTopology:
             raise InvalidTopologyError(msg)
         from sparkstorm.trident.sources import batch_source
 
-        batch_spout = batch_source(spout)
+        batch_spout = batch_source(spout, tx_id)
         self.spouts[tx_id] = batch_spout
         fields = as_fields(batch_spout.get_output_fields())
         return Stream(self, self._add(SourceNode(fields, TX, tx_id), tx_id))

@@ -14,18 +14,27 @@ from sparkstorm import Fields, InvalidTopologyError
 from sparkstorm.trident import (
     BaseAggregator,
     BaseFunction,
+    BaseStateUpdater,
+    BatchCoordinator,
     BatchFailedTooOften,
     Count,
+    Emitter,
     FeederBatchSpout,
     FirstN,
     FixedBatchSpout,
     GroupedMultiReducer,
+    ITridentSpout,
     JoinType,
+    LRUMemoryMapState,
+    MapGet,
+    MemoryMapState,
     MultiReducer,
+    StateSpec,
     Sum,
     TridentTopology,
 )
-from tests.trident.ops import CountAsAggregator
+from sparkstorm.trident.state import ReadOnlyMapState, StateFactory
+from tests.trident.ops import CountAsAggregator, FailOnceOn
 
 
 class _Double(BaseFunction):
@@ -363,3 +372,131 @@ def test_a_grouped_multi_reduce_runs_once_a_group(cluster_factory):
         ).parallelism_hint(2),
     )
     assert out == [[1, -1], [2, 2], [3, 0], [4, -4]]  # 1 - 1 - 1 (two cities of id 1)
+
+
+# -- ITridentSpout, StateSpec, ReadOnlyMapState, LRUMemoryMapState ---------------------
+class Ranges(ITridentSpout):
+    """Batches of three numbers; a batch's metadata is where it starts."""
+
+    def __init__(self, total: int, log: str) -> None:
+        self.total, self.log = total, log
+
+    def get_coordinator(self, tx_state_id, conf, context):
+        return RangeCoordinator(self.total, self.log)
+
+    def get_emitter(self, tx_state_id, conf, context):
+        return RangeEmitter(self.total)
+
+    def get_output_fields(self):
+        return Fields("n")
+
+
+class RangeCoordinator(BatchCoordinator):
+    def __init__(self, total, log):
+        self.total, self.log = total, log
+
+    def initialize_transaction(self, txid, prev_metadata, curr_metadata):
+        start = 0 if prev_metadata is None else prev_metadata["end"]
+        with open(self.log, "a") as out:  # every process sees what was initialized
+            out.write(f"{txid}:{start}\n")
+        return {"start": start, "end": min(start + 3, self.total)}
+
+    def is_ready(self, txid):
+        return True
+
+
+class RangeEmitter(Emitter):
+    def __init__(self, total):
+        self.total = total
+
+    def emit_batch(self, tx, coordinator_meta, collector):
+        for n in range(coordinator_meta["start"], coordinator_meta["end"]):
+            collector.emit([n])
+
+
+def test_an_itridentspout_replays_a_batch_from_its_kept_metadata(cluster_factory, tmp_path):
+    log = tmp_path / "initialized"
+    topology = TridentTopology()
+    (
+        topology.new_stream("ranges", Ranges(12, str(log)))
+        .each(Fields("n"), FailOnceOn(4, str(tmp_path / "failed")), Fields("m"))
+        .global_()
+        .persistent_aggregate(MemoryMapState.Factory(), Fields("m"), Sum(), Fields("sum"))
+        .new_values_stream()
+        .name("out")
+    )
+    cluster = cluster_factory("local")
+    cluster.submit_topology("ranges", {}, topology.build(), capture=True)
+    cluster.wait_until_idle()
+    assert (tmp_path / "failed").exists()
+    assert cluster.captured("ranges", "out", "out")[-1] == [sum(range(12))]
+    starts = [line.split(":") for line in log.read_text().split()]
+    assert [int(s) for _, s in starts[:4]] == [0, 3, 6, 9]  # batch 2 was not initialized twice
+    assert len({t for t, _ in starts}) == len(starts)
+
+
+def test_a_state_spec_sets_how_many_partitions_the_state_has():
+    topology = TridentTopology()
+    spec = StateSpec(MemoryMapState.Factory(), required_num_partitions=3)
+    (
+        topology.new_stream("feeder", FeederBatchSpout(["word", "n"]))
+        .group_by(Fields("word"))
+        .persistent_aggregate(spec, Count(), Fields("count"))
+    )
+    built = topology.build()
+    (persist,) = [b for b in built.bolts if "persist" in b.component_id]
+    assert persist.num_tasks == 3
+
+
+class Lookup(StateFactory):
+    """A static lookup table: a read-only map."""
+
+    def make_state(self, conf, metrics, partition_index, num_partitions):
+        return Table()
+
+
+class Table(ReadOnlyMapState):
+    def multi_get(self, keys):
+        return [{"a": "apple", "b": "banana"}.get(key[0]) for key in keys]
+
+
+def test_map_get_reads_a_read_only_static_state(cluster_factory):
+    out = run_fed(
+        cluster_factory,
+        lambda s: s.state_query(
+            s.topology.new_static_state(Lookup()), Fields("word"), MapGet(), Fields("fruit")
+        ).project(Fields("word", "fruit")),
+        [[["a", 1], ["c", 2], ["b", 3]]],
+    )
+    assert sorted(out, key=repr) == [["a", "apple"], ["b", "banana"], ["c", None]]
+
+
+def test_an_lru_memory_map_state_keeps_the_most_recently_used_keys():
+    state = LRUMemoryMapState.Factory(2).make_state({}, None, 0, 1)
+    state.begin_commit(1)
+    state.multi_put([["a"], ["b"]], [1, 2])
+    state.commit(1)
+    state.begin_commit(2)
+    assert state.multi_get([["a"]]) == [1]  # a is now the most recently used
+    state.multi_put([["c"]], [3])  # b goes
+    state.commit(2)
+    assert state.multi_get([["a"], ["b"], ["c"]]) == [1, None, 3]
+
+
+class Recorder(BaseStateUpdater):
+    """Writes nothing: says what it was given."""
+
+    def update_state(self, state, tuples, collector):
+        for tup in tuples:
+            collector.emit([len(tup)])
+
+
+def test_partition_persist_without_input_fields_gives_the_updater_every_field(cluster_factory):
+    out = run_fed(
+        cluster_factory,
+        lambda s: s.partition_persist(
+            MemoryMapState.Factory(), Recorder(), Fields("width")
+        ).new_values_stream(),
+        [[["a", 1]]],
+    )
+    assert out == [[2]]

@@ -8,9 +8,12 @@ Examples
 from sparkstorm.trident.state.base import (
     IBackingMap,
     MapState,
+    ReadOnlyMapState,
     Snapshottable,
     State,
     StateFactory,
+    StateSpec,
+    StateStore,
     ValueUpdater,
 )
 from sparkstorm.trident.state.maps import (
@@ -20,21 +23,25 @@ from sparkstorm.trident.state.maps import (
     SnapshottableMap,
     TransactionalMap,
 )
-from sparkstorm.trident.state.memory import MemoryMapState
+from sparkstorm.trident.state.memory import LRUMemoryMapState, MemoryMapState
 from sparkstorm.trident.state.values import OpaqueValue, TransactionalValue
 
 __all__ = [
     "CachedMap",
     "IBackingMap",
+    "LRUMemoryMapState",
     "MapState",
     "MemoryMapState",
     "NonTransactionalMap",
     "OpaqueMap",
     "OpaqueValue",
+    "ReadOnlyMapState",
     "Snapshottable",
     "SnapshottableMap",
     "State",
     "StateFactory",
+    "StateSpec",
+    "StateStore",
     "TransactionalMap",
     "TransactionalValue",
     "ValueUpdater",

@@ -141,15 +141,38 @@ class IBackingMap(ABC, Generic[T]):
         """Store ``values[i]`` under ``keys[i]``."""
 
 
-class MapState(State, Generic[T]):
+class ReadOnlyMapState(State, Generic[T]):
+    """A state of one value per key that queries read (Storm's ``ReadOnlyMapState``).
+
+    A static state (``new_static_state``) of a lookup table is one; ``MapGet`` reads it.
+
+    .. versionadded:: 0.4.0
+    """
+
+    @abstractmethod
+    def multi_get(self, keys: list[Key]) -> list[T | None]:
+        """The values of ``keys`` as of the current batch, None where a key has none."""
+
+    def begin_commit(self, txid: int | None) -> None:
+        """Nothing to write."""
+
+    def commit(self, txid: int | None) -> None:
+        """Nothing to write."""
+
+
+class MapState(ReadOnlyMapState[T]):
     """A state of one value per key, updated a batch at a time.
 
     .. versionadded:: 0.3.0
     """
 
     @abstractmethod
-    def multi_get(self, keys: list[Key]) -> list[T | None]:
-        """The values of ``keys`` as of the current batch, None where a key has none."""
+    def begin_commit(self, txid: int | None) -> None:
+        """Batch ``txid``'s updates follow."""
+
+    @abstractmethod
+    def commit(self, txid: int | None) -> None:
+        """Batch ``txid``'s updates are all made: make them durable."""
 
     @abstractmethod
     def multi_update(self, keys: list[Key], updaters: list[ValueUpdater[T]]) -> list[T]:
@@ -177,6 +200,26 @@ class Snapshottable(State, Generic[T]):
     @abstractmethod
     def set(self, value: T) -> None:
         """Replace the value."""
+
+
+@dataclass(frozen=True)
+class StateSpec:
+    """A state's factory, and how many partitions it needs (Storm's ``StateSpec``).
+
+    ``persistent_aggregate`` and ``partition_persist`` take one where they take a
+    factory; ``required_num_partitions`` sets the persist's parallelism.
+
+    .. versionadded:: 0.4.0
+    """
+
+    state_factory: StateFactory
+    required_num_partitions: int | None = None
+
+    def __post_init__(self) -> None:
+        n = self.required_num_partitions
+        if n is not None and (not isinstance(n, int) or n < 1):
+            msg = f"StateSpec: required_num_partitions {n!r}; give a positive int, or None"
+            raise ValueError(msg)
 
 
 class ReplaceUpdater(ValueUpdater[T]):

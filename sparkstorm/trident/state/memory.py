@@ -11,6 +11,7 @@ copy of every value.
 from __future__ import annotations
 
 import uuid
+from collections import OrderedDict
 from collections.abc import Iterator
 from typing import Any, Generic, TypeVar
 
@@ -82,7 +83,7 @@ class MemoryMapState(MapState[T], Snapshottable[T], Generic[T]):
     """
 
     def __init__(self, db_id: str, memory: RunMemoryClient | None = None) -> None:
-        self._backing = _MemoryBacking(memory or run_memory({}), f"memory-map:{db_id}")
+        self._backing = self._make_backing(memory or run_memory({}), f"memory-map:{db_id}")
         self._delegate: SnapshottableMap[T] = SnapshottableMap(OpaqueMap(self._backing), GLOBAL_KEY)
         self._removed: list[Key] = []
         self._txid: int | None = None
@@ -118,6 +119,9 @@ class MemoryMapState(MapState[T], Snapshottable[T], Generic[T]):
                 "or persist into RedisMapState or PostgresMapState"
             )
             raise NotImplementedError(msg)
+
+    def _make_backing(self, memory: RunMemoryClient, space: str) -> _MemoryBacking:
+        return _MemoryBacking(memory, space)
 
     @override
     def begin_commit(self, txid: int | None) -> None:
@@ -165,3 +169,82 @@ class MemoryMapState(MapState[T], Snapshottable[T], Generic[T]):
         """Every key's values followed by its current value (for ``TupleCollectionGet``)."""
         for key, value in list(self._backing.db.items()):
             yield [*key, value.curr]
+
+
+class _LRUBacking(_MemoryBacking):
+    """A partition's values, at most ``max_size``: the least recently used go first."""
+
+    def __init__(self, memory: RunMemoryClient, space: str, max_size: int) -> None:
+        super().__init__(memory, space)
+        self.max_size = max_size
+        self.db = OrderedDict(self.db)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**super().__getstate__(), "max_size": self.max_size}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["memory"], state["space"], state["max_size"])  # type: ignore[misc]
+
+    @override
+    def multi_get(self, keys: list[Key]) -> list[OpaqueValue[Any] | None]:
+        found = super().multi_get(keys)
+        for key in keys:
+            if as_key(key) in self.db:
+                self.db.move_to_end(as_key(key))  # type: ignore[attr-defined]
+        return found
+
+    @override
+    def multi_put(self, keys: list[Key], values: list[OpaqueValue[Any]]) -> None:
+        super().multi_put(keys, values)
+        for key in keys:
+            self.db.move_to_end(as_key(key))  # type: ignore[attr-defined]
+        over = len(self.db) - self.max_size
+        if over > 0:
+            self.multi_remove([list(key) for key in list(self.db)[:over]])
+
+
+class LRUMemoryMapState(MemoryMapState[T]):
+    """A :class:`MemoryMapState` of at most ``max_size`` keys a partition (Storm's).
+
+    The least recently read or written key is dropped first: a cache, for tests of
+    state that may forget.
+
+    .. versionadded:: 0.4.0
+    """
+
+    def __init__(self, max_size: int, db_id: str, memory: RunMemoryClient | None = None) -> None:
+        self._max_size = max_size
+        super().__init__(db_id, memory)
+
+    @override
+    def _make_backing(self, memory: RunMemoryClient, space: str) -> _MemoryBacking:
+        return _LRUBacking(memory, space, self._max_size)
+
+    class Factory(StateFactory):
+        """Makes one :class:`LRUMemoryMapState` per partition, kept for the run.
+
+        .. versionadded:: 0.4.0
+        """
+
+        def __init__(self, max_size: int) -> None:
+            if not isinstance(max_size, int) or max_size < 1:
+                msg = f"LRUMemoryMapState.Factory({max_size!r}): give a positive int"
+                raise ValueError(msg)
+            self.max_size = max_size
+            self.id = uuid.uuid4().hex
+
+        @override
+        def make_state(
+            self, conf: dict[str, Any], metrics: Any, partition_index: int, num_partitions: int
+        ) -> State:
+            return LRUMemoryMapState(
+                self.max_size, f"{self.id}-{partition_index}", run_memory(conf)
+            )
+
+        @override
+        def state_type(self) -> str:
+            return "opaque"
+
+        @override
+        def store(self) -> StateStore:
+            return MEMORY
