@@ -654,10 +654,10 @@ class KafkaBolt(Bolt):
         topic = self.topic or self.topic_selector(tup)  # type: ignore[misc]
         key = tup.get(self.key_field) if self.key_field in tup.fields else None
         value = tup.get(self.message_field)
-        if value.__class__ not in _AS_IS:
-            value = _json(value)
-        if key.__class__ not in _AS_IS:
-            key = _json(key)
+        if value.__class__ not in WRITTEN_AS_IS:
+            value = as_json_bytes(value)
+        if key.__class__ not in WRITTEN_AS_IS:
+            key = as_json_bytes(key)
         try:
             self._produce(topic, value, key, self._reported(tup))
         except (BufferError, KafkaException) as exc:
@@ -697,9 +697,10 @@ class KafkaBolt(Bolt):
         self.producer.flush(CALL_SECS)
 
 
-_AS_IS = frozenset({str, bytes, type(None)})
+WRITTEN_AS_IS = frozenset({str, bytes, type(None)})
 """What the producer writes as it is (str as UTF-8): a value of another type is JSON."""
 
 
-def _json(value: Any) -> bytes:
+def as_json_bytes(value: Any) -> bytes:
+    """``value`` as JSON, UTF-8 encoded: what a Kafka writer sends of a value not str or bytes."""
     return json.dumps(value).encode("utf-8")

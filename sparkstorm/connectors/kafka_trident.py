@@ -10,11 +10,16 @@ a topology without kept ranges starts at the group's commit, else at the beginni
 
 Tuples are ``topic, partition, offset, key, value`` (key and value UTF-8 text; a record
 that is not is emitted with its raw bytes).
+
+The sink, ``TridentKafkaStateFactory`` with ``TridentKafkaStateUpdater``, writes tuples
+to a topic in each batch's commit: at-least-once, or with ``transactional=True`` in a
+Kafka transaction tied to the batch's txid (exactly once for ``read_committed`` readers).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from typing_extensions import override
@@ -22,12 +27,14 @@ from typing_extensions import override
 from sparkstorm.connectors.extra import missing_extra
 
 try:
-    from confluent_kafka import Consumer, KafkaException, TopicPartition
+    from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 except ModuleNotFoundError as missing:  # the connectors extra is not installed
     raise missing_extra(missing, "Kafka connector") from None
 
-from sparkstorm.connectors.kafka import DEFAULT_FIELDS
+from sparkstorm.config import TOPOLOGY_NAME
+from sparkstorm.connectors.kafka import DEFAULT_FIELDS, WRITTEN_AS_IS, as_json_bytes
 from sparkstorm.topology.fields import Fields
+from sparkstorm.trident.operations import BaseStateUpdater
 from sparkstorm.trident.partitioned import (
     IPartitionedTridentSpout,
     Meta,
@@ -36,7 +43,9 @@ from sparkstorm.trident.partitioned import (
     RangeEmitter,
     TransactionalEmitter,
 )
-from sparkstorm.trident.tuple import TridentCollector
+from sparkstorm.trident.spouts import NON_TRANSACTIONAL, TRANSACTIONAL
+from sparkstorm.trident.state.base import State, StateFactory
+from sparkstorm.trident.tuple import TridentCollector, TridentTuple
 from sparkstorm.urls import checked_bootstrap_servers
 
 CALL_SECS = 10.0
@@ -213,3 +222,180 @@ class KafkaTridentSpoutOpaque(OpaqueOf):
         super().__init__(
             KafkaTridentSpoutTransactional(bootstrap_servers, topics, group_id, **options)
         )
+
+
+# -- the sink: storm-kafka-client's TridentKafkaState ---------------------------------
+class TridentKafkaState(State):
+    """Writes a batch partition's tuples to a Kafka topic in the batch's commit.
+
+    At-least-once: the writes are flushed before the commit returns, and a failed write
+    fails the batch, whose replay writes again. ``transactional``: the writes go in a
+    Kafka transaction, committed with the batch's txid as the offset of a consumer group
+    of the partition's own (``sparkstorm-trident-TRANSACTIONAL_ID``), so a replayed txid
+    that already committed is skipped, and a ``read_committed`` consumer sees each
+    tuple once. Its transactional id (``sparkstorm-TOPOLOGY-TOPIC-PARTITION``) is the
+    same in a restarted run: starting fences the producers of the runs before.
+
+    .. versionadded:: 0.4.0
+    """
+
+    def __init__(self, factory: TridentKafkaStateFactory, topology: str, index: int) -> None:
+        self.factory = factory
+        self.transactional_id = f"sparkstorm-{topology}-{factory.topic}-{index}"
+        self.group = f"sparkstorm-trident-{self.transactional_id}"
+        self.producer: Any = None
+        self.last_txid: int | None = None
+        self.skipping = False
+        self.open_transaction = False
+        """A transaction begun and not committed: its batch failed before the commit."""
+        self.failed: list[str] = []
+
+    def _open(self) -> None:
+        """The producer, and the last txid a transaction committed.
+
+        A transactional producer fences every producer of its id before it.
+        """
+        factory = self.factory
+        settings = {"bootstrap.servers": factory.servers, "linger.ms": 5, **factory.extra}
+        if factory.transactional:
+            settings["transactional.id"] = self.transactional_id
+        self.producer = Producer(settings)
+        if not factory.transactional:
+            return
+        self.producer.init_transactions(CALL_SECS)
+        self.marker = _consumer(factory.servers, self.group, factory.extra)
+        (kept,) = self.marker.committed([TopicPartition(factory.topic, 0)], timeout=CALL_SECS)
+        self.last_txid = kept.offset if kept.offset >= 0 else 0
+
+    @override
+    def begin_commit(self, txid: int | None) -> None:
+        if self.producer is None:
+            self._open()
+        self.failed = []
+        self.skipping = bool(
+            self.factory.transactional and txid is not None and txid <= (self.last_txid or 0)
+        )
+        if self.factory.transactional and not self.skipping:
+            if self.open_transaction:  # what an attempt that failed wrote: never seen
+                self.producer.abort_transaction(CALL_SECS)
+            self.producer.begin_transaction()
+            self.open_transaction = True
+
+    def write(self, tuples: list[TridentTuple]) -> None:
+        """Produce each tuple's key and value (skipped in a txid committed already)."""
+        if self.skipping:
+            return
+        factory, producer = self.factory, self.producer
+        for tup in tuples:
+            key = tup.get(factory.key_field) if factory.key_field else None
+            value = tup.get(factory.value_field)
+            if value.__class__ not in WRITTEN_AS_IS:
+                value = as_json_bytes(value)
+            if key.__class__ not in WRITTEN_AS_IS:
+                key = as_json_bytes(key)
+            while True:
+                try:
+                    producer.produce(factory.topic, value, key, on_delivery=self._report)
+                    break
+                except BufferError:  # the queue is full: let the broker catch up
+                    producer.poll(0.01)
+
+    def _report(self, error: Any, message: Any) -> None:
+        if error is not None:
+            self.failed.append(error.str())
+
+    @override
+    def commit(self, txid: int | None) -> None:
+        if self.skipping:
+            self.skipping = False
+            return
+        factory, producer = self.factory, self.producer
+        try:
+            if factory.transactional:
+                assert txid is not None
+                marker = [TopicPartition(factory.topic, 0, txid)]
+                meta = self.marker.consumer_group_metadata()
+                producer.send_offsets_to_transaction(marker, meta, CALL_SECS)
+                producer.commit_transaction(CALL_SECS)
+                self.last_txid, self.open_transaction = txid, False
+                return
+            left = producer.flush(CALL_SECS)
+        except Exception:
+            self._drop()  # a transaction that failed half way: aborted when the next starts
+            raise
+        if left or self.failed:
+            why = self.failed[0] if self.failed else f"{left} writes not confirmed in time"
+            msg = f"TridentKafkaState: writing to {factory.topic!r} failed: {why}"
+            raise ConnectionError(msg)
+
+    def _drop(self) -> None:
+        if self.factory.transactional:
+            self.marker.close()
+        self.producer, self.open_transaction = None, False  # the next producer fences it
+
+
+class TridentKafkaStateFactory(StateFactory):
+    """storm-kafka-client's Trident Kafka sink: ``partition_persist`` writes tuples to Kafka.
+
+    ``value_field`` (and ``key_field``) name the tuple fields written: str as UTF-8, bytes
+    as they are, the rest as JSON. ``transactional=True`` writes each batch in a Kafka
+    transaction tied to its txid: exactly once for ``read_committed`` consumers.
+
+    Examples
+    --------
+    >>> factory = TridentKafkaStateFactory("127.0.0.1:9092", "counts", value_field="line")
+    >>> # stream.partition_persist(factory, Fields("line"), TridentKafkaStateUpdater())
+
+    .. versionadded:: 0.4.0
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        topic: str,
+        *,
+        key_field: str | None = None,
+        value_field: str,
+        extra: dict[str, Any] | None = None,
+        transactional: bool = False,
+    ) -> None:
+        self.servers = checked_bootstrap_servers(type(self).__name__, bootstrap_servers)
+        self.topic, self.key_field, self.value_field = topic, key_field, value_field
+        self.extra, self.transactional = extra or {}, transactional
+
+    @override
+    def make_state(
+        self, conf: dict[str, Any], metrics: Any, partition_index: int, num_partitions: int
+    ) -> State:
+        return TridentKafkaState(self, conf.get(TOPOLOGY_NAME) or "topology", partition_index)
+
+    @override
+    def state_type(self) -> str:
+        return TRANSACTIONAL if self.transactional else NON_TRANSACTIONAL
+
+    @override
+    def committed_items(self) -> Iterator[tuple[list[Any], Any]]:
+        msg = (
+            f"TridentKafkaStateFactory writes to Kafka topic {self.topic!r}: read it there "
+            "(with isolation.level read_committed for a transactional one)"
+        )
+        raise NotImplementedError(msg)
+
+
+class TridentKafkaStateUpdater(BaseStateUpdater):
+    """Writes a batch partition's tuples with its ``TridentKafkaState`` (Storm's updater).
+
+    .. versionadded:: 0.4.0
+    """
+
+    @override
+    def update_state(
+        self, state: Any, tuples: list[TridentTuple], collector: TridentCollector
+    ) -> None:
+        if not isinstance(state, TridentKafkaState):
+            msg = (
+                f"TridentKafkaStateUpdater writes a TridentKafkaState, not a "
+                f"{type(state).__name__}: persist with a TridentKafkaStateFactory"
+            )
+            raise TypeError(msg)
+        state.write(tuples)

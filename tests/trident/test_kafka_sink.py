@@ -1,0 +1,211 @@
+"""storm-kafka-client's Trident sink, and Kafka to Kafka exactly once (noida-db).
+
+``TridentKafkaStateFactory`` with ``TridentKafkaStateUpdater`` writes each batch's tuples
+to a topic in the batch's commit: at least once, or with ``transactional=True`` inside a
+Kafka transaction tied to the batch's txid. A Kafka Trident spout -> each -> that sink,
+run with ``sparkstorm run`` and SIGKILLed twice mid-run, then run to idle: a
+``read_committed`` reader finds every input record in the output exactly once.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+import uuid
+from collections import Counter
+
+import pytest
+import redis
+from confluent_kafka import Consumer, TopicPartition
+
+from sparkstorm import Fields, InvalidTopologyError
+from sparkstorm.connectors.kafka_trident import (
+    KafkaTridentSpoutOpaque,
+    KafkaTridentSpoutTransactional,
+    TridentKafkaStateFactory,
+    TridentKafkaStateUpdater,
+)
+from sparkstorm.state.stores import open_store
+from sparkstorm.trident import TridentTopology
+from tests.conftest import REDIS_URL
+from tests.run_process import ROOT, RunProcess
+from tests.trident.kafka_sink_topology import Where
+
+pytestmark = pytest.mark.services
+TARGET = str(ROOT / "tests/trident/kafka_sink_topology.py") + ":topology"
+
+
+@pytest.fixture
+def name():
+    name = f"ks_{uuid.uuid4().hex[:8]}"
+    yield name
+    client = redis.Redis.from_url(REDIS_URL)
+    keys = client.keys(f"{name}:*")
+    if keys:
+        client.delete(*keys)
+
+
+def committed_lines(bootstrap: str, topic: str, partitions: int = 2) -> list[str]:
+    """Every record of ``topic`` a ``read_committed`` reader sees, up to the end."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"reader-{uuid.uuid4().hex[:6]}",
+            "isolation.level": "read_committed",
+            "enable.auto.commit": False,
+        }
+    )
+    try:
+        parts = [TopicPartition(topic, p, 0) for p in range(partitions)]
+        ends = [consumer.get_watermark_offsets(tp, timeout=10)[1] for tp in parts]
+        consumer.assign(parts)
+        got: list[str] = []
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            got += [r.value().decode() for r in consumer.consume(500, 0.2) if r.error() is None]
+            positions = consumer.position([TopicPartition(topic, p) for p in range(partitions)])
+            if all(tp.offset >= end for tp, end in zip(positions, ends, strict=True)):
+                break
+        return got
+    finally:
+        consumer.close()
+
+
+def sink_topology(kafka, source: str, sink: str, name: str, transactional: bool):
+    spout = KafkaTridentSpoutTransactional(kafka.bootstrap, source, name, max_batch_size=20)
+    factory = TridentKafkaStateFactory(
+        kafka.bootstrap, sink, value_field="line", transactional=transactional
+    )
+    topology = TridentTopology()
+    (
+        topology.new_stream("records", spout)
+        .each(Fields("partition", "offset"), Where(), Fields("line"))
+        .partition_persist(factory, Fields("line"), TridentKafkaStateUpdater())
+        .parallelism_hint(2)
+    )
+    return topology
+
+
+@pytest.mark.parametrize("transactional", [False, True])
+def test_the_sink_writes_every_tuple_of_the_batches(kafka, name, cluster_factory, transactional):
+    source, sink = kafka.topic(partitions=2), kafka.topic(partitions=2)
+    kafka.produce(source, [f"r{i}".encode() for i in range(100)], partition=0)
+    kafka.produce(source, [f"s{i}".encode() for i in range(50)], partition=1)
+    conf = {
+        "topology.max.spout.pending": 3,
+        "topology.state.provider": "redis",
+        "topology.state.provider.config": {"url": REDIS_URL, "key_prefix": name},
+    }
+    cluster = cluster_factory("local")
+    topology = sink_topology(kafka, source, sink, name, transactional)
+    cluster.submit_topology("sink", conf, topology.build())
+    cluster.wait_until_idle()
+    lines = committed_lines(kafka.bootstrap, sink)
+    assert Counter(lines) == Counter([f"0:{i}" for i in range(100)] + [f"1:{i}" for i in range(50)])
+
+
+class FailsOnceAfterWriting(TridentKafkaStateUpdater):
+    """Writes, then fails the batch, once in each partition (as a reply lost on the way)."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def update_state(self, state, tuples, collector):
+        super().update_state(state, tuples, collector)
+        mine = f"{self.marker}-{state.transactional_id}"
+        if not os.path.exists(mine):
+            open(mine, "w").close()
+            msg = "injected: written, then failed"
+            raise ConnectionError(msg)
+
+
+@pytest.mark.parametrize(("transactional", "once"), [(True, True), (False, False)])
+def test_a_batch_failed_after_writing_is_read_once_only_from_a_transactional_sink(
+    kafka, name, cluster_factory, tmp_path, transactional, once
+):
+    """The negative control: an at-least-once sink writes the failed attempt's tuples too."""
+    source, sink = kafka.topic(partitions=2), kafka.topic(partitions=2)
+    kafka.produce(source, [f"r{i}".encode() for i in range(60)], partition=0)
+    factory = TridentKafkaStateFactory(
+        kafka.bootstrap, sink, value_field="line", transactional=transactional
+    )
+    topology = TridentTopology()
+    (
+        topology.new_stream(
+            "records", KafkaTridentSpoutTransactional(kafka.bootstrap, source, name)
+        )
+        .each(Fields("partition", "offset"), Where(), Fields("line"))
+        .partition_persist(factory, Fields("line"), FailsOnceAfterWriting(str(tmp_path / "f")))
+        .parallelism_hint(2)
+    )
+    conf = {
+        "topology.state.provider": "redis",
+        "topology.state.provider.config": {"url": REDIS_URL, "key_prefix": name},
+    }
+    cluster = cluster_factory("local")
+    cluster.submit_topology("failing", conf, topology.build())
+    cluster.wait_until_idle()
+    lines = Counter(committed_lines(kafka.bootstrap, sink))
+    assert set(lines) == {f"0:{i}" for i in range(60)}
+    assert (max(lines.values()) == 1) is once, lines
+
+
+def test_a_kafka_sink_needs_its_progress_kept_somewhere_named(kafka, cluster_factory, name):
+    topology = sink_topology(kafka, kafka.topic(), kafka.topic(), name, transactional=True)
+    cluster = cluster_factory("local")
+    with pytest.raises(InvalidTopologyError, match="TridentKafkaStateFactory"):
+        cluster.submit_topology("unnamed", {}, topology.build())
+
+
+def test_an_opaque_spout_into_the_transactional_sink_is_refused(kafka, name):
+    topology = TridentTopology()
+    factory = TridentKafkaStateFactory(
+        kafka.bootstrap, "out", value_field="value", transactional=True
+    )
+    (
+        topology.new_stream(
+            "records", KafkaTridentSpoutOpaque(kafka.bootstrap, "in", name)
+        ).partition_persist(factory, Fields("value"), TridentKafkaStateUpdater())
+    )
+    with pytest.raises(InvalidTopologyError, match="the opaque spout 'records' feeds"):
+        topology.build()
+
+
+# The Kafka sink's code is the same in every mode; the continuous mode's own case (the
+# coordinator and the sinks in Spark's workers, a stage restarted) is its driver kill.
+@pytest.mark.parametrize(("engine", "batch"), [("local", 20), ("continuous", 50)])
+def test_kafka_to_kafka_exactly_once_through_two_driver_sigkills(
+    kafka, name, tmp_path, engine, batch
+):
+    seed = random.randrange(1 << 32)
+    print(f"seed {seed}")
+    rng = random.Random(seed)
+    source, sink = kafka.topic(partitions=2), kafka.topic(partitions=2)
+    records = 10_000
+    for partition in (0, 1):
+        kafka.produce(source, [f"r{i}".encode() for i in range(records)], partition=partition)
+    env = {
+        "SINK_SERVERS": kafka.bootstrap,
+        "SINK_SOURCE": source,
+        "SINK_TOPIC": sink,
+        "SINK_NAME": name,
+        "SINK_BATCH": str(batch),
+    }
+    progress = open_store("redis", {"url": REDIS_URL, "key_prefix": name}, f"{name}:trident")
+    for kill in (1, 2):
+        run = RunProcess(TARGET, engine, tmp_path, "--name", name, env=env)
+        committed = progress.committed_txid()
+        run.until(lambda c=committed: progress.committed_txid() > c + 5, "new commits", 180)
+        time.sleep(rng.uniform(0, 0.3))  # somewhere in the batch cycle
+        run.kill()
+        written = len(committed_lines(kafka.bootstrap, sink))
+        print(f"kill {kill}: {written} of {2 * records} written")
+        assert written < 2 * records, "the kill came after the end of the topic"
+    final = RunProcess(TARGET, engine, tmp_path, "--name", name, "--until-idle", env=env)
+    assert final.wait(300) == 0, final.output()[-3000:]
+    lines = Counter(committed_lines(kafka.bootstrap, sink))
+    expected = Counter(f"{p}:{i}" for p in (0, 1) for i in range(records))
+    twice = {line: n for line, n in lines.items() if n > 1}
+    missing = sorted(set(expected) - set(lines))[:10]
+    assert lines == expected, f"twice: {list(twice.items())[:10]}; missing: {missing}"
