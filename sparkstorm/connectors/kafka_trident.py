@@ -250,6 +250,15 @@ class TridentKafkaState(State):
         """A transaction begun and not committed: its batch failed before the commit."""
         self.failed: list[str] = []
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy (a task's snapshot) makes its own producer, fencing this one's."""
+        kept = ("factory", "transactional_id", "group", "last_txid")
+        return {key: self.__dict__[key] for key in kept}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.producer, self.skipping, self.open_transaction, self.failed = None, False, False, []
+
     def _open(self) -> None:
         """The producer, and the last txid a transaction committed.
 

@@ -32,7 +32,6 @@ from sparkstorm.trident.wiring import (
 @dataclass
 class _Pending:
     held: list[Tuple] = field(default_factory=list)
-    rows: dict[int, list[Row]] = field(default_factory=dict)
 
 
 class TridentBolt(Bolt):
@@ -97,7 +96,6 @@ class TridentBolt(Bolt):
         self.pending: dict[BatchKey, _Pending] = {}
         self.buffered: dict[int, tuple[int, dict[int, list[Row]]]] = {}
         """txid -> (attempt, persist node -> rows) waiting for the commit."""
-        self.turn = 0
         for node in self.nodes:
             node.open(conf, context, self.index, self.num_tasks)
 
@@ -117,17 +115,27 @@ class TridentBolt(Bolt):
             self._commit(tup)
             return
         key: BatchKey = tuple(tup.values[0])
-        edge = self.edge_of_stream[tup.source_stream]
         pending = self.pending.get(key)
         if pending is None:
             self._forget_older(key)
             pending = self.pending[key] = _Pending()
         pending.held.append(tup)
-        pending.rows.setdefault(edge.edge_id, []).extend(tup.values[1])
         if len(pending.held) < self.expected[(key[0], key[3])]:
             return
         del self.pending[key]
-        self._run(key, pending.rows, pending.held)
+        self._run(key, self._received(pending.held), pending.held)
+
+    def _received(self, held: list[Tuple]) -> dict[int, list[Row]]:
+        """Each edge's rows of the batch, in the order of their tasks upstream.
+
+        Whatever order their messages came in: an attempt of a batch replayed holds them
+        in the same order as the first, so it deals them out the same (``wiring.deal``).
+        """
+        received: dict[int, list[Row]] = {}
+        for tup in sorted(held, key=lambda t: t.source_task):
+            edge = self.edge_of_stream[tup.source_stream]
+            received.setdefault(edge.edge_id, []).extend(tup.values[1])
+        return received
 
     def _forget_older(self, key: BatchKey) -> None:
         """A new attempt of a batch: what an older attempt left here is dropped."""
@@ -187,7 +195,6 @@ class TridentBolt(Bolt):
 
     def _send(self, key: BatchKey, outputs: dict[int, list[Row]], anchors: list[Tuple]) -> None:
         source, txid, _, commit_phase = key
-        self.turn += 1
         for leaf in self.leaves:
             for row in outputs.get(leaf.node_id, ()):
                 self.collector.emit(row, None, leaf.label)
@@ -200,7 +207,6 @@ class TridentBolt(Bolt):
                 edge.partitioning,
                 len(targets),
                 txid,
-                self.turn,
                 self.index,
                 self.choosers.get(edge.edge_id),
             )

@@ -161,7 +161,6 @@ class Coordinator(Spout, ChecksSubmission, HoldsWork, UsesRunMemory):
         self.next_txid = self.committed + 1
         self.dry_until = 0.0
         self.retry_at = 0.0
-        self.turn = 0
         self.halted: str | None = None
         self.drpc_polled = 0.0
         self.requests: dict[int, tuple[str, int]] = {}
@@ -279,12 +278,11 @@ class Coordinator(Spout, ChecksSubmission, HoldsWork, UsesRunMemory):
 
     def _send(self, key: BatchKey, what: list[tuple[list[Edge], list[Row]]]) -> int:
         sent = 0
-        self.turn += 1
         for edges, rows in what:
             for edge in edges:
                 targets = self.targets[edge.edge_id]
                 choose = self.choosers.get(edge.edge_id)
-                shares = deal(rows, edge.partitioning, len(targets), key[1], self.turn, 0, choose)
+                shares = deal(rows, edge.partitioning, len(targets), key[1], 0, choose)
                 for task, share in zip(targets, shares, strict=True):
                     self.collector.emit_direct(task, [key, share], (key, sent), edge.stream)
                     sent += 1

@@ -67,14 +67,16 @@ def deal(
     by: Partitioning,
     n: int,
     txid: int,
-    offset: int,
     source: int = 0,
     choose: Chooser | None = None,
 ) -> list[list[Row]]:
     """``rows`` dealt over ``n`` tasks (by index) as ``by`` says.
 
     ``source`` is the sending task's index (an identity partition sends to the same
-    one); ``choose``, a custom grouping's choice for one row.
+    one); ``choose``, a custom grouping's choice for one row. Every way is a function
+    of the rows, their order, the txid and the sender: a batch replayed, by the same
+    tasks or new ones after a restart, is dealt as its first attempt was, so a state
+    partition that skips a txid it committed skips exactly the rows it wrote then.
     """
     shares: list[list[Row]] = [[] for _ in range(n)]
     kind = by.kind
@@ -95,9 +97,10 @@ def deal(
         for row in rows:
             for index in choose(row):
                 shares[index].append(row)
-    else:  # shuffle: in turn, starting where the last batch left off
+    else:  # shuffle: in turn, each batch and sender starting elsewhere
+        start = txid + source
         for i, row in enumerate(rows):
-            shares[(i + offset) % n].append(row)
+            shares[(i + start) % n].append(row)
     return shares
 
 

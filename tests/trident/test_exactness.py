@@ -79,7 +79,7 @@ class AddThenFailOnce(BaseFunction):
         collector.emit([tup[0]])
 
 
-@pytest.mark.parametrize("engine", ["local", "continuous"])
+@pytest.mark.parametrize("engine", ["local", "spark", "continuous"])
 def test_an_empty_batch_replayed_behind_a_failed_one_writes_what_its_replay_read(
     engine, cluster_factory, name, tmp_path
 ):

@@ -106,16 +106,16 @@ def test_the_sink_writes_every_tuple_of_the_batches(kafka, name, cluster_factory
 
 
 class FailsOnceAfterWriting(TridentKafkaStateUpdater):
-    """Writes, then fails the batch, once in each partition (as a reply lost on the way)."""
+    """Writes, then fails the batch, once, in the second partition of the state only (as
+    a reply lost on the way): the first partition's commit of the batch stands."""
 
     def __init__(self, marker: str) -> None:
         self.marker = marker
 
     def update_state(self, state, tuples, collector):
         super().update_state(state, tuples, collector)
-        mine = f"{self.marker}-{state.transactional_id}"
-        if not os.path.exists(mine):
-            open(mine, "w").close()
+        if state.transactional_id.endswith("-1") and not os.path.exists(self.marker):
+            open(self.marker, "w").close()
             msg = "injected: written, then failed"
             raise ConnectionError(msg)
 
@@ -124,7 +124,10 @@ class FailsOnceAfterWriting(TridentKafkaStateUpdater):
 def test_a_batch_failed_after_writing_is_read_once_only_from_a_transactional_sink(
     kafka, name, cluster_factory, tmp_path, transactional, once
 ):
-    """The negative control: an at-least-once sink writes the failed attempt's tuples too."""
+    """A batch half committed (one partition of the sink committed it, the other failed)
+    is replayed: the partition that committed skips it, the other writes its share,
+    dealt as the first attempt was. The negative control: an at-least-once sink writes
+    the failed attempt's tuples too."""
     source, sink = kafka.topic(partitions=2), kafka.topic(partitions=2)
     kafka.produce(source, [f"r{i}".encode() for i in range(60)], partition=0)
     factory = TridentKafkaStateFactory(
@@ -174,15 +177,17 @@ def test_an_opaque_spout_into_the_transactional_sink_is_refused(kafka, name):
 
 # The Kafka sink's code is the same in every mode; the continuous mode's own case (the
 # coordinator and the sinks in Spark's workers, a stage restarted) is its driver kill.
-@pytest.mark.parametrize(("engine", "batch"), [("local", 20), ("continuous", 50)])
+@pytest.mark.parametrize(
+    ("engine", "batch", "records"),
+    [("local", 20, 10_000), ("spark", 400, 3_000), ("continuous", 50, 10_000)],
+)
 def test_kafka_to_kafka_exactly_once_through_two_driver_sigkills(
-    kafka, name, tmp_path, engine, batch
+    kafka, name, tmp_path, engine, batch, records
 ):
     seed = random.randrange(1 << 32)
     print(f"seed {seed}")
     rng = random.Random(seed)
     source, sink = kafka.topic(partitions=2), kafka.topic(partitions=2)
-    records = 10_000
     for partition in (0, 1):
         kafka.produce(source, [f"r{i}".encode() for i in range(records)], partition=partition)
     env = {
@@ -196,7 +201,7 @@ def test_kafka_to_kafka_exactly_once_through_two_driver_sigkills(
     for kill in (1, 2):
         run = RunProcess(TARGET, engine, tmp_path, "--name", name, env=env)
         committed = progress.committed_txid()
-        run.until(lambda c=committed: progress.committed_txid() > c + 5, "new commits", 180)
+        run.until(lambda c=committed: progress.committed_txid() > c + 2, "new commits", 180)
         time.sleep(rng.uniform(0, 0.3))  # somewhere in the batch cycle
         run.kill()
         written = len(committed_lines(kafka.bootstrap, sink))
