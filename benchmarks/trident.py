@@ -43,18 +43,25 @@ from benchmarks.streaming import structured_streaming
 from benchmarks.wordcount import sparkstorm_run, warmed_session
 from examples.word_count import generated_sentences, split_sentence
 from sparkstorm import Fields, run
+from sparkstorm.connectors.kafka_trident import (
+    KafkaTridentSpoutTransactional,
+    TridentKafkaStateFactory,
+    TridentKafkaStateUpdater,
+)
 from sparkstorm.trident import (
     BaseFunction,
     Count,
     FilterNull,
     FixedBatchSpout,
     IBatchSpout,
+    InMemoryWindowsStoreFactory,
     MapGet,
     MemoryMapState,
     Sum,
     TridentTopology,
 )
 from sparkstorm.trident.state.redis import RedisMapState
+from tests.connectors.kafka_broker import KafkaBroker
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
 TUPLES_PER_SENTENCE = 9
@@ -89,6 +96,67 @@ def word_count(spout: Any, factory: Any, drpc: bool = False) -> Any:
             .aggregate(Fields("count"), Sum(), Fields("sum"))
         )
     return topology.build()
+
+
+def windowed(spout: Any) -> Any:
+    """The split, then tumbling windows of 10,000 words in each partition, counted."""
+    topology = TridentTopology()
+    (
+        topology.new_stream("sentences", spout)
+        .each(Fields("sentence"), Split(), Fields("word"))
+        .parallelism_hint(2)
+        .tumbling_window(
+            WINDOW, InMemoryWindowsStoreFactory(), Fields("word"), Count(), Fields("n")
+        )
+    )
+    return topology.build()
+
+
+WINDOW = 10_000
+"""Words a tumbling window of the windowing row holds."""
+
+
+def windowed_run(spark: Any, sentences: list[str], batch: int) -> float:
+    """Tuples/s of the windowed count, continuous mode."""
+    spout = FixedBatchSpout(Fields("sentence"), batch, *([s] for s in sentences))
+    conf: dict[str, Any] = {}
+    result = run(windowed(spout), conf, engine_for("continuous", conf), spark)
+    assert result.stats["trident-coordinator"]["failed"] == 0
+    return len(sentences) * TUPLES_PER_SENTENCE / result.elapsed_secs
+
+
+def kafka_sink_run(
+    spark: Any, broker: Any, source: str, sentences: int, batch: int, transactional: bool
+) -> float:
+    """Tuples/s of a Kafka spout -> split -> the Kafka sink, continuous mode: sentences
+    read plus words written (each word a record), metered as the run's own time."""
+    name = f"bench_{uuid.uuid4().hex[:8]}"
+    sink = broker.topic(partitions=2)
+    spout = KafkaTridentSpoutTransactional(broker.bootstrap, source, name, max_batch_size=batch)
+    factory = TridentKafkaStateFactory(
+        broker.bootstrap, sink, value_field="word", transactional=transactional
+    )
+    topology = TridentTopology()
+    (
+        topology.new_stream("records", spout)
+        .each(Fields("value"), Split(), Fields("word"))
+        .parallelism_hint(2)
+        .partition_persist(factory, Fields("word"), TridentKafkaStateUpdater())
+        .parallelism_hint(2)
+    )
+    conf: dict[str, Any] = {
+        "topology.state.provider": "redis",
+        "topology.state.provider.config": {"url": REDIS_URL, "key_prefix": name},
+    }
+    try:
+        result = run(topology.build(), conf, engine_for("continuous", conf), spark)
+    finally:
+        client = redis.Redis.from_url(REDIS_URL)
+        keys = client.keys(f"{name}:*")
+        if keys:
+            client.delete(*keys)
+    assert result.stats["trident-coordinator"]["failed"] == 0
+    return sentences * TUPLES_PER_SENTENCE / result.elapsed_secs
 
 
 def trident_run(spark: Any, row: str, store: str, sentences: list[str], batch: int) -> float:
@@ -226,6 +294,9 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=10_000, help="sentences a batch")
     parser.add_argument("--rate", type=float, default=100_000, help="tuples/s offered")
     parser.add_argument("--secs", type=float, default=20)
+    parser.add_argument(
+        "--kafka-sentences", type=int, default=50_000, help="sentences the Kafka rows read"
+    )
     parser.add_argument("--save", action="store_true", help="write docs/benchmarks/trident.txt")
     parser.add_argument(
         "--latency-only", action="store_true", help="only the latency and DRPC lines"
@@ -244,15 +315,37 @@ def main() -> None:
         for row in ("local", "spark", "continuous")
     ]
     runs: dict[str, list[float]] = {label: [] for label, _, _ in rows}
+    runs["trident continuous, windows"] = []
     runs["Structured Streaming"] = []
     runs["core API, continuous"] = []
+    ss_whole: list[float] = []
+    broker = KafkaBroker(Path(tempfile.mkdtemp(prefix="sparkstorm-bench-noida-")))
+    broker.start()
+    source = broker.topic(partitions=2)
+    kafka_sentences = sentences[: args.kafka_sentences]
+    broker.produce(source, [s.encode() for s in kafka_sentences])
+    sinks = {True: "trident continuous, Kafka sink exactly once", False: ""}
+    sinks[False] = "trident continuous, Kafka sink at least once"
+    for label in sinks.values():
+        runs[label] = []
+    structured_streaming(spark, sentences[:20_000])  # warm the streaming path up
     for _ in range(args.rounds):
-        runs["Structured Streaming"].append(structured_streaming(spark, sentences)["tps"])
+        ss = structured_streaming(spark, sentences)
+        runs["Structured Streaming"].append(ss["steady_tps"])
+        ss_whole.append(ss["tps"])
         runs["core API, continuous"].append(
             sparkstorm_run(spark, "continuous", 1, sentences)["tps"]
         )
         for label, row, store in rows:
             runs[label].append(trident_run(spark, row, store, sentences, args.batch))
+        runs["trident continuous, windows"].append(windowed_run(spark, sentences, args.batch))
+        for transactional, label in sinks.items():
+            runs[label].append(
+                kafka_sink_run(
+                    spark, broker, source, len(kafka_sentences), args.batch, transactional
+                )
+            )
+    broker.stop()
     steady = latency(spark, args.rate, args.secs)
     spark.stop()
     cpu = {b: local_cpu(sentences, b) for b in (1_000, args.batch)}
@@ -263,14 +356,20 @@ def main() -> None:
         f"Trident word count, {len(sentences):,} sentences x 8 words, batches of "
         f"{args.batch:,} sentences, {args.rounds} interleaved rounds (medians); "
         f"Spark local[2] session start-up {session_secs:.1f}s",
-        f"{'row':<34}{'tuples/s':>10}{'x SS':>7}{'x core':>8}",
+        f"{'row':<46}{'tuples/s':>10}{'x SS':>7}{'x core':>8}",
     ]
     for label, tps in median.items():
-        lines.append(f"{label:<34}{tps:>10,.0f}{tps / ss:7.2f}{tps / core:8.2f}")
+        lines.append(f"{label:<46}{tps:>10,.0f}{tps / ss:7.2f}{tps / core:8.2f}")
     lines += [
         *latency_line(steady, args.rate, args.secs).splitlines(),
         "CPU per tuple, local engine, start-up included: "
         + ", ".join(f"batches of {b:,} {us:.2f} us" for b, us in cpu.items()),
+        f"Structured Streaming is its steady rate, its first micro-batch apart (over the "
+        f"whole query: {statistics.median(ss_whole):,.0f} tuples/s)",
+        f"windows: the split, then tumbling windows of {WINDOW:,} words a partition, counted "
+        f"(InMemoryWindowsStoreFactory)",
+        f"Kafka sink: {len(kafka_sentences):,} sentences from a 2-partition topic "
+        f"(noida-db), split, each word a record into a 2-partition topic; progress in Redis",
         "trident rows: one batch in flight (topology.max.spout.pending default), parallelism",
         "2 for the split and for the state; spark: the superstep mode; continuous:",
         "sparkstorm.spark.mode=continuous; redis: RedisMapState.transactional on loopback;",

@@ -25,6 +25,7 @@ from __future__ import annotations
 import pickle
 import uuid
 from abc import ABC, abstractmethod
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -268,20 +269,21 @@ def advance(
 
     Pure: ``windows`` is not changed, so a replayed commit can start again from it.
     """
-    tuples = list(windows.tuples)
     ended: list[list[list[Any]]] = []
     if config.by_count:
         length, slide = int(config.window_length), int(config.sliding_length)
         since = windows.since_fire
+        last = deque(windows.tuples, maxlen=length)  # the last ``length`` tuples, at most
         for row in rows:
-            tuples.append((now, row))
+            last.append((now, row))
             since += 1
             if since == slide:
-                ended.append([values for _, values in tuples[-length:]])
+                ended.append([values for _, values in last])
                 since = 0
-            if len(tuples) > length:
-                del tuples[: len(tuples) - length]
-        return Windows(tuples, since, None), ended
+                if slide == length:  # tumbling: no tuple is in the next window yet
+                    last.clear()
+        return Windows(list(last), since, None), ended
+    tuples = list(windows.tuples)
     next_end = windows.next_end if windows.next_end is not None else now + config.sliding_length
     tuples.extend((now, row) for row in rows)
     while next_end <= now:  # a window is [end - length, end): it ends once its end came

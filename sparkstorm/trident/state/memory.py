@@ -43,7 +43,10 @@ class _MemoryBacking(IBackingMap[OpaqueValue[Any]]):
 
     def __init__(self, memory: RunMemoryClient, space: str) -> None:
         self.memory, self.space = memory, space
-        self.db: dict[tuple[Any, ...], OpaqueValue[Any]] = memory.read(space)
+        kept = memory.read(space)  # (txid, curr, prev): a tuple pickles 5x faster
+        self.db: dict[tuple[Any, ...], OpaqueValue[Any]] = {
+            key: OpaqueValue(*value) for key, value in kept.items()
+        }
 
     def __getstate__(self) -> dict[str, Any]:
         return {"memory": self.memory, "space": self.space}  # a copy reads the values anew
@@ -59,7 +62,8 @@ class _MemoryBacking(IBackingMap[OpaqueValue[Any]]):
     @override
     def multi_put(self, keys: list[Key], values: list[OpaqueValue[Any]]) -> None:
         puts = dict(zip(map(as_key, keys), values, strict=True))
-        self.memory.write(self.space, puts)  # the driver's copy first: a failure changes none
+        kept = {key: (v.curr_txid, v.curr, v.prev) for key, v in puts.items()}
+        self.memory.write(self.space, kept)  # the driver's copy first: a failure changes none
         self.db.update(puts)
 
     def multi_remove(self, keys: list[Key]) -> None:
