@@ -104,8 +104,7 @@ def test_chained_combiners_over_each_group(cluster_factory):
     assert sorted(out) == [["a", 2, 4], ["b", 2, 11], ["c", 1, 4]]
 
 
-@pytest.mark.parametrize("engine", ["local", "continuous"])
-def test_chained_aggregators_emit_the_cross_product_of_their_tuples(cluster_factory, engine):
+def test_chained_aggregators_emit_the_cross_product_of_their_tuples(cluster_factory):
     out = run_fed(
         cluster_factory,
         lambda s: (
@@ -116,7 +115,6 @@ def test_chained_aggregators_emit_the_cross_product_of_their_tuples(cluster_fact
             .chain_end()
         ),
         [BATCH],
-        engine,
     )
     assert sorted(out) == [[4, 5], [9, 5]]
 
