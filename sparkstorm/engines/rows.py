@@ -24,6 +24,7 @@ import pyarrow as pa
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.topology.fields import Fields
 from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.row_batch import RowBatch
 from sparkstorm.topology.streams import (
     ACKER_COMPONENT_ID,
     CHECKPOINT_FIELDS,
@@ -49,6 +50,9 @@ KIND_META = 3
 KIND_CLEANUP = 4
 """Control row asking a task to call ``cleanup``."""
 
+BATCH = ("batch",)
+"""The stream slot of a run that is one record batch (a :class:`RowBatch`, pickled whole)."""
+
 DRIVER_ORD = 1 << 40
 SPARK_SCHEMA = "task int, part int, ord long, kind byte, count int, payload binary"
 ARROW_SCHEMA = pa.schema(
@@ -62,7 +66,9 @@ ARROW_SCHEMA = pa.schema(
     ]
 )
 
-_Run = tuple[int, str, list[list[Any]], list[dict[int, int] | None]]
+_Run = tuple[int, Any, Any, list[Any]]
+"""(source task, stream, [values], [roots]); a record batch is (source task, BATCH, None,
+[the RowBatch])."""
 
 _SYSTEM_FIELDS = {
     **FIELDS_BY_STREAM,
@@ -137,6 +143,10 @@ class RowCodec:
                 counts[task] = 0
             counts[task] += 1
             run = task_runs[-1] if task_runs else None
+            if type(tup) is RowBatch:  # travels whole: its record batch and its rows' trees
+                # its stream slot is no stream name, so the next tuple starts a new run
+                task_runs.append((tup.source_task, BATCH, None, [tup]))
+                continue
             if run is None or run[0] != tup.source_task or run[1] != tup.source_stream:
                 task_runs.append(
                     (tup.source_task, tup.source_stream, [tup.values], [tup.anchors_to_ids])
@@ -149,6 +159,8 @@ class RowCodec:
     def _unserializable(self, task_runs: list[_Run], exc: Exception) -> InvalidTopologyError:
         """An error naming the component, stream and field whose value cannot be pickled."""
         for src_task, stream, values_list, _ in task_runs:
+            if values_list is None:  # a record batch: Arrow buffers always pickle
+                continue
             component = self.component_of(src_task)
             fields = self.fields_of(component, stream)
             for values in values_list:
@@ -177,6 +189,9 @@ class RowCodec:
         """The tuples of one task's runs, in emission order."""
         out: list[Tuple] = []
         for src_task, stream, values_list, roots_list in task_runs:
+            if values_list is None:  # a record batch (see ``runs``)
+                out.extend(roots_list)
+                continue
             component = self.component_of(src_task)
             fields = self.fields_of(component, stream)
             out.extend(

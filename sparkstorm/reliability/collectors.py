@@ -60,6 +60,8 @@ class OutputCollector(BaseCollector):
         super().__init__(plan, task_id)
         self._ack_roots: list[int] = []
         self._ack_vals: list[int] = []
+        self._ack_arrays: list[tuple[Any, Any]] = []
+        """Acks of a record batch's rows: (roots, values) arrays (``batch_collectors``)."""
         self._explicit = FailReason("explicit", self._component_id, task_id)
         self.acked = 0
         self.failed = 0
@@ -219,15 +221,27 @@ class OutputCollector(BaseCollector):
     def _to_acker(self, root: int, stream: str, fields: Fields, values: list[Any]) -> None:
         self._emit_system(self._acker_tasks[root % self._n_ackers], stream, fields, values)
 
+    def ack_arrays(self, roots: Any, values: Any) -> None:
+        """Acks of many (root, value) pairs at once (a record batch's rows)."""
+        self._ack_arrays.append((roots, values))
+
+    def reset_root(self, root: int) -> None:
+        """Restart the timeout of tree ``root``."""
+        self._to_acker(root, ACKER_RESET_TIMEOUT_STREAM_ID, RESET_FIELDS, [root])
+
     def flush_acks(self) -> None:
         """Send the acks appended so far, combined per root.
 
         The task runner calls it when the task's turn in a superstep ends; a fail or a
         reset calls it first, so that per root the acker sees messages in order.
         """
-        if self._ack_roots:
+        if self._ack_roots or self._ack_arrays:
             roots = np.array(self._ack_roots, np.uint64)
             ack_vals = np.array(self._ack_vals, np.uint64)
+            if self._ack_arrays:
+                roots = np.concatenate([roots, *(r for r, _ in self._ack_arrays)])
+                ack_vals = np.concatenate([ack_vals, *(v for _, v in self._ack_arrays)])
+                self._ack_arrays.clear()
             self._ack_roots.clear()
             self._ack_vals.clear()
             order, starts = group_by_root(roots)

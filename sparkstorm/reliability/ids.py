@@ -11,6 +11,9 @@ import hashlib
 import random
 from collections.abc import Callable
 from functools import partial
+from typing import Any
+
+import numpy as np
 
 
 def id_source(seed: int, superstep: int, task_id: int, hop: int = 0) -> Callable[[], int]:
@@ -32,3 +35,17 @@ def id_source(seed: int, superstep: int, task_id: int, hop: int = 0) -> Callable
     key = b"%d:%d:%d" % (seed, superstep, task_id) + (b":%d" % hop if hop else b"")
     mixed = int.from_bytes(hashlib.blake2b(key, digest_size=32).digest(), "little")
     return partial(random.Random(mixed).getrandbits, 64)
+
+
+def ids_of(next_id: Callable[[], int], n: int) -> Any:
+    """``n`` ids of ``next_id``'s sequence at once, as a uint64 array.
+
+    An id source made by :func:`id_source` draws them in one call (the same bits, 64 at
+    a time, so a retried task draws the same ids); any other is called ``n`` times.
+    """
+    if n <= 0:
+        return np.zeros(0, np.uint64)
+    if isinstance(next_id, partial) and next_id.func.__name__ == "getrandbits":
+        bits = next_id.func.__self__.getrandbits(64 * n)  # type: ignore[attr-defined]
+        return np.frombuffer(bits.to_bytes(8 * n, "little"), np.uint64).copy()
+    return np.fromiter((next_id() for _ in range(n)), np.uint64, n)

@@ -56,6 +56,10 @@ class RotatingMap(Generic[K, V]):
         for bucket in it:
             bucket.pop(key, None)
 
+    def put_new(self, items: dict[K, V]) -> None:
+        """Set keys that no bucket holds (fresh random ids) in the newest bucket, at once."""
+        self._buckets[0].update(items)
+
     def remove(self, key: K) -> V | None:
         """Remove ``key`` and return its value, or None if absent."""
         for bucket in self._buckets:

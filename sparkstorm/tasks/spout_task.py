@@ -19,6 +19,7 @@ from typing import Any
 from sparkstorm._types import TIMEOUT, FailReason, MsgId
 from sparkstorm.config import TOPOLOGY_DEBUG, TOPOLOGY_MAX_SPOUT_PENDING
 from sparkstorm.errors import SparkStormError
+from sparkstorm.reliability.batch_collectors import BatchSpoutOutputCollector
 from sparkstorm.reliability.debug import note_spout_calls
 from sparkstorm.reliability.ids import id_source
 from sparkstorm.reliability.rotating_map import RotatingMap
@@ -28,6 +29,7 @@ from sparkstorm.tasks.hooks import Hooks, add_auto_hooks, hook_emits
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.registered_metrics import RegisteredMetrics
 from sparkstorm.tasks.task_runner import copy_component
+from sparkstorm.topology.columnar import ArrowSpout
 from sparkstorm.topology.components import HoldsWork, Spout
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.hooks import SpoutAckInfo, SpoutFailInfo
@@ -61,7 +63,10 @@ class SpoutTask:
         self.task_id, self.seed, self.component_id = task_id, seed, component_id
         self.conf = plan.component_conf(component_id)
         self.spout: Spout = copy_component(plan.components[component_id].obj, component_id)
-        self.collector = SpoutOutputCollector(plan, task_id, self)
+        columnar = isinstance(self.spout, ArrowSpout)
+        self.collector = (BatchSpoutOutputCollector if columnar else SpoutOutputCollector)(
+            plan, task_id, self
+        )
         if self.conf[TOPOLOGY_DEBUG]:
             note_spout_calls(self.collector)
         self.context = TopologyContext(plan, task_id, self.conf)
@@ -92,6 +97,11 @@ class SpoutTask:
     def track(self, root: int, msg_id: MsgId, stream: str) -> None:
         """Record a tracked emit as pending."""
         self.pending.put(root, (msg_id, self.now, stream))
+
+    def track_many(self, roots: list[int], msg_ids: list[MsgId], stream: str) -> None:
+        """Record a batch's tracked rows as pending, at once."""
+        now = self.now
+        self.pending.put_new({r: (m, now, stream) for r, m in zip(roots, msg_ids, strict=True)})
 
     def ack_untracked(self, msg_id: MsgId) -> None:
         """Ackers = 0: ack inside emit, as Storm does."""

@@ -17,9 +17,11 @@ from sparkstorm._types import FailReason
 from sparkstorm.config import TOPOLOGY_DEBUG
 from sparkstorm.errors import ComponentStateError, FailedException, ReportedFailedException
 from sparkstorm.reliability.acker import Acker
+from sparkstorm.reliability.batch_collectors import BatchOutputCollector
 from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollector
 from sparkstorm.reliability.debug import note_bolt_calls
 from sparkstorm.reliability.ids import id_source
+from sparkstorm.tasks.columns import as_batches, as_tuples, fed_batches
 from sparkstorm.tasks.hooks import Hooks, add_auto_hooks, hook_bolt_outcomes, hook_emits
 from sparkstorm.tasks.input_stats import (
     EXECUTE_SECS,
@@ -37,10 +39,12 @@ from sparkstorm.tasks.stateful import (
     StatefulOutputCollector,
 )
 from sparkstorm.tasks.windowed import PersistentWindowExecutor, WindowedBoltExecutor
+from sparkstorm.topology.columnar import ArrowBolt
 from sparkstorm.topology.components import BasicBolt, Bolt, Component, is_stateful
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.hooks import BoltExecuteInfo
 from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.row_batch import RowBatch
 from sparkstorm.topology.streams import ACKER_COMPONENT_ID
 from sparkstorm.topology.tuple import Row, Tuple
 from sparkstorm.topology.windowing import is_windowed
@@ -114,7 +118,19 @@ class BoltTask:
         self.stats = TaskStats(component_id, task_id)
         stateful = task_id in plan.stateful_tasks
         debug = self.conf[TOPOLOGY_DEBUG] and component_id != ACKER_COMPONENT_ID
-        self.collector = (StatefulOutputCollector if stateful else OutputCollector)(plan, task_id)
+        spec = plan.components.get(component_id)
+        self.columnar = spec is not None and isinstance(spec.obj, ArrowBolt)
+        """An Arrow bolt: it executes record batches."""
+        self.fed_batches = not self.columnar and fed_batches(plan, component_id)
+        """A tuple bolt with an Arrow stream upstream: its rows come as tuples."""
+        collector_class = (
+            StatefulOutputCollector
+            if stateful
+            else BatchOutputCollector
+            if self.columnar
+            else OutputCollector
+        )
+        self.collector = collector_class(plan, task_id)
         if debug:
             note_bolt_calls(self.collector)
         self.context = TopologyContext(plan, task_id, self.conf)
@@ -205,6 +221,8 @@ class BoltTask:
         trees fail with reason ``error``; the next tuple is executed as usual.
         """
         collector = self.collector
+        if self.fed_batches:
+            tuples = as_tuples(tuples)
         if ids is None:
             ids = id_source(self.seed, superstep, self.task_id, hop)
         collector.begin(out, ids, now, superstep, hop)
@@ -219,6 +237,8 @@ class BoltTask:
         elif isinstance(self.bolt, Acker):
             # the acker applies a superstep's messages at once; it counts the roots they name
             executed = self.bolt.execute_batch(tuples)
+        elif self.columnar:
+            executed = self._run_batches(tuples)
         elif self.sole_input is None or self.hooks is not None:
             self._run_counting(tuples)
         else:
@@ -245,6 +265,36 @@ class BoltTask:
             copy_totals(stats, self.sole_input)
         if self.report_stats is not None:
             self.report_stats(stats)
+
+    def _run_batches(self, tuples: list[Tuple]) -> int:
+        """An Arrow bolt's turn: each record batch to ``execute_batch``; rows executed."""
+        bolt, collector = self.bolt, self.collector
+        assert isinstance(bolt, ArrowBolt) and isinstance(collector, BatchOutputCollector)
+        rows, wall = 0, time.time
+        for item in as_batches(tuples):
+            self.current = item
+            item.received_at = wall()
+            if type(item) is not RowBatch:  # a tick
+                try:
+                    bolt.execute(item)
+                except Exception as exc:
+                    self._raised(item, exc)
+                rows += 1
+                continue
+            rows += item.num_rows
+            collector.current = item
+            try:
+                bolt.execute_batch(item.batch)
+            except Exception as exc:
+                collector.report_error(exc)
+                text = f"{type(exc).__name__}: {exc}"
+                why = FailReason("error", self.component_id, self.task_id, text)
+                collector.fail_unsettled(item, why)
+            finally:
+                collector.current = None
+            if item.unsettled().any():  # held: the bolt settles it later, or it times out
+                collector.held[id(item.batch)] = item
+        return rows
 
     def _run_counting(self, tuples: list[Tuple]) -> None:
         """:meth:`run`'s loop for a bolt with several inputs or hooks: each tuple timed."""

@@ -16,6 +16,7 @@ from typing import Any
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.topology.declarers import (
     ALL,
+    CUSTOM,
     DIRECT,
     GLOBAL,
     LOCAL_OR_SHUFFLE,
@@ -132,6 +133,7 @@ class StreamRoute:
         "n_fields",
         "stream_id",
         "subscribed",
+        "subscribers",
         "targets",
         "transferred",
     )
@@ -144,6 +146,9 @@ class StreamRoute:
         self.direct = info.direct
         self.direct_tasks: set[int] = set()
         self._choosers: list[Chooser] = []
+        self.subscribers: list[tuple[str, list[int], list[int], Chooser]] = []
+        """(grouping, tasks, grouped field indexes, chooser) of each subscriber, for a
+        record batch's rows (``column_routes``)."""
         self.targets: Chooser = _no_targets
         """Target tasks for ``values``, in subscriber order; ``counter`` drives shuffle."""
         self.subscribed = False
@@ -163,7 +168,9 @@ class StreamRoute:
         if kind in (NONE, LOCAL_OR_SHUFFLE):
             kind = SHUFFLE
         indexes = [self.fields.index(name) for name in key] if key is not None else []
-        self._choosers.append(chooser or _chooser(kind, sorted(tasks), indexes))
+        chosen = chooser or _chooser(kind, sorted(tasks), indexes)
+        self._choosers.append(chosen)
+        self.subscribers.append((CUSTOM if chooser else kind, sorted(tasks), indexes, chosen))
         self.subscribed = True
         choosers = list(self._choosers)
         if len(choosers) == 1:
