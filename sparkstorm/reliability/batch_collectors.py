@@ -34,7 +34,7 @@ Anchors = Any
 
 
 def checked_route(
-    routes: dict[str, StreamRoute], component: str, stream: str, batch: Any
+    routes: dict[str, StreamRoute], component: str, stream: str, batch: Any, direct: bool = False
 ) -> StreamRoute:
     """The route of ``stream``, the batch's columns checked against its declared fields."""
     if not isinstance(batch, pa.RecordBatch):
@@ -48,6 +48,13 @@ def checked_route(
         msg = (
             f"component {component!r} emitted on stream {stream!r}, which it does not "
             f"declare (it declares {sorted(routes)}); declare it in declare_output_fields"
+        )
+        raise InvalidTopologyError(msg, component=component, stream=stream)
+    if route.direct != direct:
+        how = "emit_batch_direct" if route.direct else "emit_batch"
+        msg = (
+            f"component {component!r} emitted on stream {stream!r}, declared "
+            f"{'direct' if route.direct else 'not direct'}: use {how}"
         )
         raise InvalidTopologyError(msg, component=component, stream=stream)
     names = batch.schema.names
@@ -80,6 +87,27 @@ class BatchSpoutOutputCollector(SpoutOutputCollector):
         once its own tree completed, failed or timed out.
         """
         route = checked_route(self._routes, self._component_id, stream, batch)
+        return self._emit_rows(route, None, batch, msg_ids)
+
+    def emit_batch_direct(
+        self,
+        task: int,
+        batch: pa.RecordBatch,
+        msg_ids: Sequence[MsgId | None] | None = None,
+        stream: str = DEFAULT_STREAM_ID,
+    ) -> int:
+        """Emit every row of ``batch`` to ``task``, which subscribes to direct ``stream``."""
+        route = checked_route(self._routes, self._component_id, stream, batch, direct=True)
+        return self._emit_rows(route, self._direct_target(route, task)[0], batch, msg_ids)
+
+    def _emit_rows(
+        self,
+        route: StreamRoute,
+        direct: int | None,
+        batch: pa.RecordBatch,
+        msg_ids: Sequence[MsgId | None] | None,
+    ) -> int:
+        stream = route.stream_id
         n = int(batch.num_rows)
         if msg_ids is not None and len(msg_ids) != n:
             msg = (
@@ -93,7 +121,7 @@ class BatchSpoutOutputCollector(SpoutOutputCollector):
                 batch = batch.filter(pa.array(keep))
                 msg_ids = [m for m, k in zip(msg_ids, keep, strict=True) if k]
                 n = int(batch.num_rows)
-        shares = batch_targets(route, batch, self._counter)
+        shares = batch_targets(route, batch, self._counter) if direct is None else [(direct, None)]
         self._counter += n
         self.emitted += n
         route.emitted += n
@@ -181,10 +209,33 @@ class BatchOutputCollector(OutputCollector):
         being executed, or ``of``. Returns the rows emitted.
         """
         route = checked_route(self._routes, self._component_id, stream, batch)
+        return self._emit_rows(route, None, batch, anchors, of)
+
+    def emit_batch_direct(
+        self,
+        task: int,
+        batch: pa.RecordBatch,
+        anchors: Anchors = None,
+        stream: str = DEFAULT_STREAM_ID,
+        of: pa.RecordBatch | None = None,
+    ) -> int:
+        """Emit every row of ``batch`` to ``task``, which subscribes to direct ``stream``."""
+        route = checked_route(self._routes, self._component_id, stream, batch, direct=True)
+        return self._emit_rows(route, self._direct_target(route, task)[0], batch, anchors, of)
+
+    def _emit_rows(
+        self,
+        route: StreamRoute,
+        direct: int | None,
+        batch: pa.RecordBatch,
+        anchors: Anchors,
+        of: pa.RecordBatch | None,
+    ) -> int:
+        stream = route.stream_id
         n = int(batch.num_rows)
         parents = _anchor_arrays(anchors, n, self._component_id, stream)
         source = self.input_of(of) if parents else None
-        shares = batch_targets(route, batch, self._counter)
+        shares = batch_targets(route, batch, self._counter) if direct is None else [(direct, None)]
         self._counter += n
         self.emitted += n
         route.emitted += n

@@ -125,3 +125,74 @@ def counted(folder: str) -> Counter[str]:
         if name.startswith("words-"):
             total.update(noted(folder, name))
     return total
+
+
+class FailWord(Bolt):
+    """A plain bolt that fails the tuple of ``word`` the first ``times`` times it meets it
+    (counted in a file), and acks every other."""
+
+    def __init__(self, word: str, folder: str, times: int = 1) -> None:
+        self.word, self.folder, self.times = word, folder, times
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+
+    def execute(self, tup):
+        if tup[0] == self.word and len(noted(self.folder, "word-failed")) < self.times:
+            _note(self.folder, "word-failed", tup[0])
+            self.collector.fail(tup)
+            return
+        _note(self.folder, f"words-{os.getpid()}", tup[0])
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer):
+        pass
+
+
+class TaskOfWord(Bolt):
+    """Records which task got each word, from which stream."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+
+    def prepare(self, conf, context, collector):
+        self.collector, self.task = collector, context.get_this_task_id()
+
+    def execute(self, tup):
+        _note(self.folder, "tasks", f"{tup.source_component} {tup[0]} {self.task}")
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer):
+        pass
+
+
+class WordsAsColumns(ArrowBolt):
+    """An Arrow bolt fed by a tuple stream: each run of word tuples arrives as one batch;
+    it passes the words on, each anchored to its input row, and acks the batch."""
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+
+    def execute_batch(self, batch):
+        self.collector.emit_batch(batch, anchors=pa.array(range(batch.num_rows)))
+        self.collector.ack_batch(batch)
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("word"))
+
+
+class Holds(ArrowBolt):
+    """Acks nothing: every row of every batch it gets times out (or is reset once)."""
+
+    def __init__(self, reset: bool = False) -> None:
+        self.reset = reset
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+
+    def execute_batch(self, batch):
+        if self.reset:
+            self.collector.reset_timeout_rows([True] * batch.num_rows)
+
+    def declare_output_fields(self, declarer):
+        pass
