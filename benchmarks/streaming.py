@@ -43,8 +43,13 @@ def split_batches(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]
         yield pa.RecordBatch.from_pydict({"word": words})
 
 
-def structured_streaming(spark: Any, sentences: list[str]) -> dict[str, float]:
-    """Run the streaming word count once over ``sentences``; tuples/s and micro-batches."""
+def structured_streaming(
+    spark: Any, sentences: list[str], split: Any = split_batches
+) -> dict[str, float]:
+    """Run the streaming word count once over ``sentences``; tuples/s and micro-batches.
+
+    ``split`` is the ``mapInArrow`` function (the bolts' Python split by default).
+    """
 
     with tempfile.TemporaryDirectory(prefix="sparkstorm-ss-") as tmp:
         source, checkpoint = Path(tmp, "in"), Path(tmp, "checkpoint")
@@ -59,7 +64,7 @@ def structured_streaming(spark: Any, sentences: list[str]) -> dict[str, float]:
         query = (
             spark.readStream.option("maxFilesPerTrigger", FILES_PER_TRIGGER)
             .text(str(source))
-            .mapInArrow(split_batches, "word string")
+            .mapInArrow(split, "word string")
             .groupBy("word")
             .count()
             .writeStream.format("noop")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from itertools import repeat
 from typing import Generic, TypeVar
 
 K = TypeVar("K")
@@ -59,6 +60,23 @@ class RotatingMap(Generic[K, V]):
     def put_new(self, items: dict[K, V]) -> None:
         """Set keys that no bucket holds (fresh random ids) in the newest bucket, at once."""
         self._buckets[0].update(items)
+
+    def remove_many(self, keys: list[K]) -> list[V | None]:
+        """Remove each of ``keys``; their values in that order (None where absent)."""
+        out: list[V | None] = [None] * len(keys)
+        left = list(range(len(keys)))
+        for bucket in self._buckets:
+            if not left:
+                break
+            popped = list(map(bucket.pop, [keys[i] for i in left], repeat(None)))
+            still = []
+            for i, value in zip(left, popped, strict=True):
+                if value is None:
+                    still.append(i)
+                else:
+                    out[i] = value
+            left = still
+        return out
 
     def remove(self, key: K) -> V | None:
         """Remove ``key`` and return its value, or None if absent."""

@@ -18,6 +18,7 @@ from sparkstorm.topology.components import Bolt, Spout
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from sparkstorm._types import MsgId
     from sparkstorm.topology.tuple import Tuple
 
 
@@ -50,6 +51,16 @@ class ArrowSpout(Spout):
     def next_tuple(self) -> None:
         """The engines ask a spout for its next emits: the next batch."""
         self.next_batch()
+
+    def ack_batch(self, msg_ids: list[MsgId]) -> None:
+        """Messages whose trees completed, told at once: ``ack(msg_id)`` for each.
+
+        Override it to take them in one call (a source that acks in bulk); ``fail`` is
+        told per message, with its reason.
+        """
+        ack = self.ack
+        for msg_id in msg_ids:
+            ack(msg_id)
 
 
 class ArrowBolt(Bolt):
