@@ -80,7 +80,8 @@ class Split(ArrowBolt):
 
 
 class Count(ArrowBolt):
-    """Counts a batch's words at once (pyarrow's value counts), then acks them."""
+    """Counts a batch's words at once (pyarrow's value counts), emits each word's new
+    count (unanchored: a count is no part of a sentence's tree), then acks the words."""
 
     def prepare(self, conf, context, collector):
         self.collector = collector
@@ -88,15 +89,19 @@ class Count(ArrowBolt):
 
     def execute_batch(self, batch):
         counted = pc.value_counts(batch.column(0))
+        words = counted.field("values").to_pylist()
         counts = self.counts
-        for word, n in zip(
-            counted.field("values").to_pylist(), counted.field("counts").to_pylist(), strict=True
-        ):
-            counts[word] = counts.get(word, 0) + n
+        totals = []
+        for word, n in zip(words, counted.field("counts").to_pylist(), strict=True):
+            total = counts[word] = counts.get(word, 0) + n
+            totals.append(total)
+        self.collector.emit_batch(
+            pa.record_batch([pa.array(words), pa.array(totals)], names=["word", "count"])
+        )
         self.collector.ack_batch(batch)
 
     def declare_output_fields(self, declarer):
-        pass
+        declarer.declare(Fields("word", "count"))
 
 
 def topology(sentences: list[str] | None = None):

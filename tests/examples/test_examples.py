@@ -7,6 +7,7 @@ from collections import Counter
 import pytest
 
 from examples import (
+    arrow_word_count,
     exclamation,
     join,
     rolling_top_words,
@@ -42,6 +43,22 @@ def test_word_count(engine, request):
     assert final == dict(expected)
     assert result.stats["sentences"]["acked"] == len(sentences)
     assert result.stats["sentences"]["failed"] == 0
+
+
+def test_arrow_word_count(engine, request):
+    """Every sentence one message: each acked once, every word counted."""
+    spark = request.getfixturevalue("spark") if engine != "local" else None
+    sentences = word_count.SENTENCES * 2000
+    topology, conf = arrow_word_count.topology(sentences)
+    conf[Config.SPARKSTORM_CAPTURE] = ["count"]
+    result = run_example(engine, spark, topology, conf)
+    assert result.stats["sentences"]["acked"] == len(sentences)
+    assert result.stats["sentences"]["failed"] == 0
+    assert result.stats["split"]["executed"] == len(sentences)  # rows, not batches
+    final: dict[str, int] = {}
+    for word, count in result.captured[("count", "default")]:
+        final[word] = max(count, final.get(word, 0))
+    assert final == dict(Counter(w for s in sentences for w in s.split()))
 
 
 @pytest.mark.parametrize("engine", ["local", "continuous"])
