@@ -489,13 +489,19 @@ class Kafka(Broker):
         return 1
 
 
-BROKERS: dict[str, type[Broker]] = {b.kind: b for b in (RabbitMQ, Redis, Nats, Kafka)}
+class KafkaArrow(Kafka):
+    """Kafka read in columns: ``KafkaArrowSpout``, checked by an ``ArrowBolt``."""
+
+    kind = "kafka-arrow"
+
+
+BROKERS: dict[str, type[Broker]] = {b.kind: b for b in (RabbitMQ, Redis, Nats, Kafka, KafkaArrow)}
 
 
 def make_broker(kind: str, name: str, request: pytest.FixtureRequest) -> Broker:
     """Broker ``kind`` with its names from ``name``; Kafka's on the session's broker."""
-    if kind == "kafka":
-        return Kafka(name, request.getfixturevalue("kafka"))
+    if kind in ("kafka", "kafka-arrow"):
+        return BROKERS[kind](name, request.getfixturevalue("kafka"))  # type: ignore[call-arg]
     return BROKERS[kind](name)
 
 

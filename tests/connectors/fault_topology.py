@@ -1,7 +1,8 @@
 """The topology the fault suite runs through ``sparkstorm run``: source -> check -> PostgreSQL.
 
 Configured by environment variables, so one file serves every source and scenario:
-``FAULT_SOURCE`` (rabbitmq, redis, nats or kafka), ``FAULT_NAME`` (queue, stream, topic
+``FAULT_SOURCE`` (rabbitmq, redis, nats, kafka, or kafka-arrow: Kafka in columns, its
+check an ``ArrowBolt``), ``FAULT_NAME`` (queue, stream, topic
 and table name), ``FAULT_URL`` (Kafka: the bootstrap servers), and optionally
 ``FAULT_MAX_RETRIES`` (the attempts a message gets: Kafka's retry policy counts retries
 after the first, so it is given one less), ``FAULT_PENDING`` (max spout
@@ -19,7 +20,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from sparkstorm import Bolt, Config, Fields, Spout, TopologyBuilder
+from sparkstorm.arrow import ArrowBolt, KafkaArrowSpout
 from sparkstorm.connectors.kafka import (
     KafkaSpout,
     KafkaSpoutConfig,
@@ -55,7 +61,7 @@ def source_spout(source: str, name: str, url: str, max_retries: int | None) -> S
             dead_letter_subject=f"{name}.dead",
             nak_delay_secs=0.2,
         )
-    if source == "kafka":
+    if source in ("kafka", "kafka-arrow"):
         retry = KafkaSpoutRetryExponentialBackoff(
             0.0, 0.05, None if max_retries is None else max_retries - 1, 1.0
         )
@@ -71,8 +77,12 @@ def source_spout(source: str, name: str, url: str, max_retries: int | None) -> S
             # a member that died is evicted after 6 s (Tansu's first join: half of it)
             extra={"session.timeout.ms": 6000, "heartbeat.interval.ms": 1000} if group else {},
         )
-        return KafkaSpout(config)
-    msg = f"FAULT_SOURCE must be rabbitmq, redis, nats or kafka, not {source!r}"
+        return (
+            KafkaArrowSpout(config, batch_rows=50)
+            if source == "kafka-arrow"
+            else KafkaSpout(config)
+        )
+    msg = f"FAULT_SOURCE must be rabbitmq, redis, nats, kafka or kafka-arrow, not {source!r}"
     raise ValueError(msg)
 
 
@@ -97,13 +107,36 @@ class Check(Bolt):
         declarer.declare(Fields("id", "writes"))
 
 
+class CheckColumns(ArrowBolt):
+    """``Check`` over a batch: ``(id, 1)`` a row, anchored to it; ``poison`` rows failed."""
+
+    def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
+        self.collector = collector
+
+    def execute_batch(self, batch: pa.RecordBatch) -> None:
+        values = batch.column("value")
+        poison = pc.fill_null(pc.equal(values, "poison"), False).to_numpy(zero_copy_only=False)
+        if poison.any():
+            self.collector.fail_rows(poison, "poison")
+        rows = np.nonzero(~poison)[0]
+        heads = pc.list_element(pc.split_pattern(values.take(rows), "|", max_splits=1), 0)
+        ids = pc.cast(heads, pa.int64())
+        out = pa.record_batch([ids, pa.array(np.ones(len(rows), np.int64))], ["id", "writes"])
+        self.collector.emit_batch(out, anchors=rows)
+        self.collector.ack_rows(~poison)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("id", "writes"))
+
+
 def topology() -> tuple[Any, Config]:
     env = os.environ
     name = env["FAULT_NAME"]
     retries = int(env["FAULT_MAX_RETRIES"]) if env.get("FAULT_MAX_RETRIES") else None
     builder = TopologyBuilder()
     builder.set_spout("source", source_spout(env["FAULT_SOURCE"], name, env["FAULT_URL"], retries))
-    builder.set_bolt("check", Check(), 2).shuffle_grouping("source")
+    check = CheckColumns() if env["FAULT_SOURCE"] == "kafka-arrow" else Check()
+    builder.set_bolt("check", check, 2).shuffle_grouping("source")
     sink = PostgresUpsertBolt(
         DSN,
         name,

@@ -18,9 +18,11 @@ exact stateful counts on top.
 The connection-level cases (bad URL, bad credentials, closed port) run on the local
 engine, and the closed port once on the continuous mode, where the spout opens in a
 Spark worker; ``tests/test_cli.py`` covers Spark's start-up.
-Kafka meets the continuous mode in two scenarios: the poison and undecodable records,
-and a Spark worker SIGKILLed under its spout with the broker restarted after (its
-consumer and the group's commits live in that worker). The driver's SIGKILL on that
+Kafka is read by ``KafkaSpout`` and, in columns, by ``KafkaArrowSpout`` (source
+``kafka-arrow``, checked by an ``ArrowBolt``); the columnar one meets the continuous
+mode in two scenarios: the poison and undecodable records, and a Spark worker SIGKILLed
+under its spout with the broker restarted after (its consumer and the group's commits
+live in that worker). The two share their offsets, retries and commits. The driver's SIGKILL on that
 mode is Redis's: what it tests is the control plane's, the same for every source.
 """
 
@@ -138,7 +140,7 @@ def test_a_graceful_stop_then_a_run_until_idle_write_every_id_once(broker, engin
     assert broker.dead_letters() == []
 
 
-@every_source_and_on_spark("rabbitmq", "kafka")
+@every_source_and_on_spark("rabbitmq", "kafka-arrow")
 def test_poison_and_undecodable_are_dead_lettered_and_the_rest_flows(broker, engine, tmp_path):
     # Max spout pending 1: a message that never ends would stall everything behind it.
     broker.publish([UNDECODABLE, b"poison", *healthy(8)])
@@ -149,7 +151,7 @@ def test_poison_and_undecodable_are_dead_lettered_and_the_rest_flows(broker, eng
     assert sorted(letters) == sorted([UNDECODABLE, b"poison"])
     assert letters[b"poison"].attempts == 2  # exactly max_retries
     assert letters[b"poison"].reason.startswith("explicit by check:")
-    if broker.kind == "kafka":  # storm-kafka-client's way: dead-lettered at once, untried
+    if broker.kind.startswith("kafka"):  # storm-kafka-client's way: dead-lettered at once, untried
         assert letters[UNDECODABLE].attempts == 0
         assert letters[UNDECODABLE].reason.startswith("undecodable:")
     else:
@@ -193,11 +195,13 @@ def test_sigkill_then_a_server_side_close_lose_nothing(broker, engine, tmp_path)
     assert len(about_it) <= 6, output  # a few lines about the close, not one per message
 
 
-@pytest.mark.parametrize("broker", ["kafka"], indirect=True)
+@pytest.mark.parametrize("broker", ["kafka-arrow"], indirect=True)
 def test_a_spark_worker_killed_under_the_kafka_spout_loses_nothing(broker, tmp_path):
     """The continuous mode's spout runs in a Spark Python worker: SIGKILL one mid-run,
     then restart the broker under the workers that took over, and publish the last
-    quarter of the messages after it.
+    quarter of the messages after it. The spout is ``KafkaArrowSpout`` and the check an
+    ``ArrowBolt``: the rows of a batch are messages, and those whose trees the dead
+    worker held are replayed alone; ``KafkaSpout``'s offsets are the same code.
 
     The workers start again, the spout reads again from the group's commit, and every
     message is written; what is written twice is at most what was in flight or acked and
@@ -248,11 +252,19 @@ def one_clear_line(run: Cli, expected_code: int, *needles: str) -> str:
     return output
 
 
+CONNECTING = pytest.mark.parametrize(
+    "broker", [k for k in sorted(BROKERS) if k != "kafka-arrow"], indirect=True
+)
+"""Every source but Kafka in columns, whose connection is ``KafkaSpout``'s own code."""
+
+
+@CONNECTING
 def test_a_malformed_url_is_refused_before_anything_starts(broker, tmp_path):
     run = Cli(broker, "local", tmp_path, url=broker.malformed_url)
     one_clear_line(run, EXIT_USAGE, "sparkstorm: error:", "is not a usable", "e.g.")
 
 
+@CONNECTING
 def test_a_closed_port_is_one_clear_line_and_a_failed_run(broker, tmp_path):
     url = broker.closed_port_url()
     port = url.rsplit(":", 1)[1].split("/")[0]
@@ -273,7 +285,9 @@ def test_a_closed_port_fails_the_run_on_the_continuous_mode_too(tmp_path):
 
 
 # Not Kafka: the test broker, noida-db, has no SASL to refuse a password with.
-@pytest.mark.parametrize("broker", [k for k in sorted(BROKERS) if k != "kafka"], indirect=True)
+@pytest.mark.parametrize(
+    "broker", [k for k in sorted(BROKERS) if not k.startswith("kafka")], indirect=True
+)
 def test_bad_credentials_are_one_clear_line_without_the_password(broker, tmp_path, request):
     if broker.kind == "nats":
         url = request.getfixturevalue("nats_with_authorization")
