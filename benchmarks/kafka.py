@@ -59,6 +59,7 @@ from benchmarks.api_floor import Appending
 from benchmarks.cpu_budget import cpu_snapshot, cpu_used
 from benchmarks.report import report
 from benchmarks.wordcount import warmed_session
+from examples import kafka_arrow_word_count as arrow_example
 from examples import kafka_word_count as example
 from examples.word_count import generated_sentences
 from sparkstorm import Bolt, Config, Fields, TopologyBuilder, run
@@ -295,21 +296,28 @@ class Meter:
 
 
 def topology_run(
-    broker: KafkaBroker, engine: str, spark: Any, sentences: list[str], ackers: int = 1
+    broker: KafkaBroker,
+    engine: str,
+    spark: Any,
+    sentences: list[str],
+    ackers: int = 1,
+    columns: bool = False,
 ) -> Row:
-    """The example on ``engine`` (``continuous`` or ``local``), metered.
+    """The example on ``engine`` (``continuous`` or ``local``), metered; with ``columns``,
+    ``examples/kafka_arrow_word_count.py``.
 
     The CPU is the run's (driver, JVM, workers; start-up and stop included), not the
     publishing's nor the broker's.
     """
     topic, out = broker.topic(PARTITIONS), broker.topic(PARTITIONS)
     example.publish(broker.bootstrap, topic, sentences)
-    built, conf = example.build(broker.bootstrap, topic, out)
+    chosen = arrow_example if columns else example
+    built, conf = chosen.build(broker.bootstrap, topic, out)
     conf.set_num_ackers(ackers)
     if engine == "continuous":
         conf[Config.SPARKSTORM_SPARK_MODE] = "continuous"
     before = cpu_without(broker)
-    with Meter(broker, topic, out, example.GROUP) as meter:
+    with Meter(broker, topic, out, chosen.GROUP) as meter:
         result = run(
             built,
             conf,
@@ -459,12 +467,19 @@ ROWS = (
     ("topology, continuous, acking on", "continuous", ""),
     ("topology, continuous, acking off", "continuous", "off"),
     ("topology, local engine, acking on", "local", ""),
+    ("in columns (Arrow), continuous, acking on", "continuous", "columns"),
 )
 
 
-def broker_rows(broker: KafkaBroker, spark: Any, sentences: list[str], rounds: int) -> list[str]:
-    """The table's rows on ``broker``: each row ``rounds`` times, interleaved; medians."""
-    runs: dict[str, list[Row]] = {label: [] for label, _, _ in ROWS}
+def broker_rows(
+    broker: KafkaBroker, spark: Any, sentences: list[str], rounds: int, only: str | None
+) -> list[str]:
+    """The table's rows on ``broker``: each row ``rounds`` times, interleaved; medians.
+
+    ``only``: a word the labels of the rows to run hold (the bare loop always runs).
+    """
+    rows = [r for r in ROWS if r is ROWS[0] or only is None or only in r[0]]
+    runs: dict[str, list[Row]] = {label: [] for label, _, _ in rows}
     lines = []
     try:  # warm the mode up; what goes wrong is said in the table, not hidden
         warm = topology_run(broker, "continuous", spark, sentences[:2000])
@@ -476,7 +491,7 @@ def broker_rows(broker: KafkaBroker, spark: Any, sentences: list[str], rounds: i
     except AssertionError as exc:
         lines.append(f"{'':4}the warm-up run: {exc}")
     for _ in range(rounds):
-        for label, engine, acking in ROWS:
+        for label, engine, acking in rows:
             if engine in ("bare", "floor"):
                 topic, out = broker.topic(PARTITIONS), broker.topic(PARTITIONS)
                 example.publish(broker.bootstrap, topic, sentences)
@@ -484,27 +499,29 @@ def broker_rows(broker: KafkaBroker, spark: Any, sentences: list[str], rounds: i
                 runs[label].append(loop(broker, topic, out, len(sentences)))
             else:
                 ackers = 0 if acking == "off" else 1
-                runs[label].append(topology_run(broker, engine, spark, sentences, ackers))
+                runs[label].append(
+                    topology_run(broker, engine, spark, sentences, ackers, acking == "columns")
+                )
     bare = statistics.median(r.steady for r in runs[ROWS[0][0]])
-    for label, engine, acking in ROWS:
-        rows = runs[label]
-        steady = statistics.median(r.steady for r in rows)
-        whole = statistics.median(r.whole for r in rows)
-        us = statistics.median(r.cpu_secs for r in rows) / len(sentences) * 1e6
+    for label, engine, acking in rows:
+        done = runs[label]
+        steady = statistics.median(r.steady for r in done)
+        whole = statistics.median(r.whole for r in done)
+        us = statistics.median(r.cpu_secs for r in done) / len(sentences) * 1e6
         bound = 2 / (us / 1e6)  # both cores busy with nothing else, start-up included
         lines.append(
             f"{broker.name + ', ' + label:<44}{steady:>9,.0f}{steady / bare:>7.2f}"
             f"{whole:>10,.0f}{us:>9,.0f}{bound / bare:>9.2f}x"
         )
-        lost = sum(r.unwritten for r in rows)
+        lost = sum(r.unwritten for r in done)
         if lost:
             lines.append(
                 f"{'':4}{lost} count records acked on the broker's delivery report are not "
-                f"in the output topic ({len(rows)} runs of {len(sentences) * 8:,} each)"
+                f"in the output topic ({len(done)} runs of {len(sentences) * 8:,} each)"
             )
-        if engine == "continuous" and not acking:
-            lag = max(r.lag_secs for r in rows)
-            startup = statistics.median(r.startup_secs for r in rows)
+        if engine == "continuous" and acking != "off":
+            lag = max(r.lag_secs for r in done)
+            startup = statistics.median(r.startup_secs for r in done)
             lines.append(
                 f"{'':4}start-up {startup:.2f} s (apart); commit lag, worst {lag:.2f} s "
                 "(offset_commit_period_ms 1 s + one batch allowed)"
@@ -523,8 +540,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sentences", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--stuck-secs", type=float, default=60.0)
+    parser.add_argument("--stuck-secs", type=float, default=60.0, help="0: leave that run out")
     parser.add_argument("--save", action="store_true", help="write docs/benchmarks/kafka.txt")
+    parser.add_argument(
+        "--only", help="run the rows whose label holds this word (and the bare loop)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark, session_secs = warmed_session()
@@ -538,8 +558,8 @@ def main() -> None:
         broker = kind(Path(tempfile.mkdtemp(prefix="kafka-bench-")))
         broker.start()
         try:
-            lines += broker_rows(broker, spark, sentences, args.rounds)
-            if kind is KafkaBroker:
+            lines += broker_rows(broker, spark, sentences, args.rounds, args.only)
+            if kind is KafkaBroker and args.stuck_secs > 0:
                 samples, spout = stuck_rss(broker, args.stuck_secs)
         finally:
             broker.stop()
@@ -551,10 +571,18 @@ def main() -> None:
         "workers over the whole run (the broker's left out). bound: the steady rate both "
         "cores would give at that CPU a sentence, as x bare."
     )
+    if args.stuck_secs > 0:
+        lines += stuck_lines(samples, spout, args.stuck_secs)
+    report("kafka", lines, args.save)
+
+
+def stuck_lines(samples: list[tuple[float, float]], spout: Any, secs: float) -> list[str]:
+    """The lines of the run with one record failed for ever."""
+    lines = []
     shown = "  ".join(f"{at:.0f}s {mb:.0f}MB" for at, mb in samples)
     after = [mb for at, mb in samples if at >= 15] or [mb for _, mb in samples]
     lines.append(
-        f"one record failed for ever (noida-db, {args.stuck_secs:.0f} s, 2,000 records/s "
+        f"one record failed for ever (noida-db, {secs:.0f} s, 2,000 records/s "
         f"offered, max_uncommitted_offsets 20,000): spout acked {spout['acked']:,}, failed "
         f"{spout['failed']:,}; driver RSS: {shown}"
     )
@@ -562,7 +590,7 @@ def main() -> None:
         f"  from 15 s on: {min(after):.0f}-{max(after):.0f} MB "
         f"({(max(after) / min(after) - 1) * 100:.1f}% spread)"
     )
-    report("kafka", lines, args.save)
+    return lines
 
 
 if __name__ == "__main__":

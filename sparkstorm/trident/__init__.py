@@ -7,6 +7,7 @@ Examples
 
 from sparkstorm.errors import BatchFailedTooOften
 from sparkstorm.trident.chained import ChainedAggregatorDeclarer
+from sparkstorm.trident.columnar import BaseArrowFilter, BaseArrowFunction
 from sparkstorm.trident.comparisons import Max, MaxWithComparator, Min, MinWithComparator
 from sparkstorm.trident.coordinated import (
     BatchCoordinator,
@@ -64,6 +65,8 @@ from sparkstorm.trident.windowing import (
 
 __all__ = [
     "BaseAggregator",
+    "BaseArrowFilter",
+    "BaseArrowFunction",
     "BaseFilter",
     "BaseFunction",
     "BaseQueryFunction",

@@ -18,7 +18,8 @@ from sparkstorm.errors import FailedException, ReportedFailedException
 from sparkstorm.topology.components import Bolt
 from sparkstorm.topology.declarers import OutputFieldsDeclarer
 from sparkstorm.topology.tuple import Tuple
-from sparkstorm.trident.nodes import CUSTOM, TX, BatchInfo, CommitNode, Node, Row
+from sparkstorm.trident.columnar import as_columns, as_rows, concat
+from sparkstorm.trident.nodes import COLUMNS, CUSTOM, ROWS, TX, BatchInfo, CommitNode, Node, Row
 from sparkstorm.trident.wiring import (
     COMMIT_STREAM,
     SHARE_FIELDS,
@@ -125,17 +126,17 @@ class TridentBolt(Bolt):
         del self.pending[key]
         self._run(key, self._received(pending.held), pending.held)
 
-    def _received(self, held: list[Tuple]) -> dict[int, list[Row]]:
+    def _received(self, held: list[Tuple]) -> dict[int, Any]:
         """Each edge's rows of the batch, in the order of their tasks upstream.
 
         Whatever order their messages came in: an attempt of a batch replayed holds them
         in the same order as the first, so it deals them out the same (``wiring.deal``).
         """
-        received: dict[int, list[Row]] = {}
+        parts: dict[int, list[Any]] = {}
         for tup in sorted(held, key=lambda t: t.source_task):
             edge = self.edge_of_stream[tup.source_stream]
-            received.setdefault(edge.edge_id, []).extend(tup.values[1])
-        return received
+            parts.setdefault(edge.edge_id, []).append(tup.values[1])
+        return {edge_id: concat(shares) for edge_id, shares in parts.items()}
 
     def _forget_older(self, key: BatchKey) -> None:
         """A new attempt of a batch: what an older attempt left here is dropped."""
@@ -155,7 +156,7 @@ class TridentBolt(Bolt):
                     continue
                 if isinstance(node, CommitNode) and node.buffered:
                     if not commit_phase:
-                        rows = self._inputs(node, received, outputs)[0]
+                        rows = as_rows(self._inputs(node, received, outputs)[0])
                         entry = self.buffered.get(txid)
                         if entry is None or entry[0] != attempt:
                             entry = self.buffered[txid] = (attempt, {})
@@ -165,7 +166,7 @@ class TridentBolt(Bolt):
                     continue
                 inputs = self._inputs(node, received, outputs)
                 if isinstance(node, CommitNode):
-                    outputs[node.node_id] = node.write(txid, inputs[0], self)
+                    outputs[node.node_id] = node.write(txid, as_rows(inputs[0]), self)
                 else:
                     outputs[node.node_id] = node.run(batch, inputs, self)
         except Exception as exc:
@@ -185,18 +186,24 @@ class TridentBolt(Bolt):
         for tup in held:
             self.collector.fail_with(tup, reason)
 
-    def _inputs(
-        self, node: Node, received: dict[int, list[Row]], outputs: dict[int, list[Row]]
-    ) -> list[list[Row]]:
-        return [
+    def _inputs(self, node: Node, received: dict[int, Any], outputs: dict[int, Any]) -> list[Any]:
+        """The node's input partitions, one a parent, as rows or columns as it takes them."""
+        parts = [
             received.get(ref, []) if kind == "edge" else outputs.get(ref, [])
             for kind, ref in self.slots[node.node_id]
         ]
+        if node.takes == ROWS:
+            return [as_rows(p) for p in parts]
+        if node.takes == COLUMNS:
+            return [
+                as_columns(p, parent.fields) for p, parent in zip(parts, node.parents, strict=True)
+            ]
+        return parts
 
     def _send(self, key: BatchKey, outputs: dict[int, list[Row]], anchors: list[Tuple]) -> None:
         source, txid, _, commit_phase = key
         for leaf in self.leaves:
-            for row in outputs.get(leaf.node_id, ()):
+            for row in as_rows(outputs.get(leaf.node_id, [])):
                 self.collector.emit(row, None, leaf.label)
         for edge in self.outputs:
             if source not in edge.sources or edge.commit_phase != commit_phase:

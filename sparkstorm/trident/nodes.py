@@ -13,11 +13,22 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any
+from typing import Any, ClassVar
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from typing_extensions import override
 
 from sparkstorm.topology.fields import Fields
+from sparkstorm.trident.columnar import (
+    BaseArrowFilter,
+    BaseArrowFunction,
+    as_rows,
+    concat,
+    is_columns,
+)
+from sparkstorm.trident.comparisons import Max, Min
 from sparkstorm.trident.operations import (
     BaseAggregator,
     BaseFilter,
@@ -43,6 +54,8 @@ from sparkstorm.trident.state.maps import SnapshottableMap
 from sparkstorm.trident.tuple import TridentCollector, TridentTuple, tuple_class
 
 Row = list[Any]
+
+ROWS, COLUMNS, EITHER = "rows", "columns", "either"
 
 GLOBAL_KEY = ["$GLOBAL$"]
 """Where a global aggregate keeps its one value in a map state that is not snapshottable."""
@@ -116,6 +129,9 @@ class Node:
     it, its tuples are emitted on a stream of that name (to capture, or to subscribe to)."""
     folded: bool = False
     """A repartition that a state query took over: nothing runs it unless it has children."""
+    takes: ClassVar[str] = ROWS
+    """What its batch partitions must be: ``rows`` (lists), ``columns`` (a record batch
+    of its parents' fields: see ``trident/columnar.py``) or ``either``."""
 
     def __post_init__(self) -> None:
         if not self.partitionings:
@@ -156,6 +172,12 @@ class SourceNode(Node):
 
 class MergeNode(Node):
     """``merge(*streams)``, and a user's repartition: the rows as they come."""
+
+    takes = EITHER
+
+    @override
+    def run(self, batch: BatchInfo, inputs: list[Any], task: Any) -> Any:
+        return concat(inputs) if inputs else []
 
 
 def projector(parent: Fields, selector: Fields) -> Callable[[Row], TridentTuple]:
@@ -251,14 +273,92 @@ class MapNode(Node):
 class ProjectNode(Node):
     """``project(fields)``: only those fields, in that order."""
 
+    takes = EITHER
+
     def __init__(self, parent: Node, keep: Fields) -> None:
         super().__init__(keep, [parent])
         self.indexes = [parent.fields.index(name) for name in keep]
 
     @override
-    def run(self, batch: BatchInfo, inputs: list[list[Row]], task: Any) -> list[Row]:
-        indexes = self.indexes
-        return [[row[i] for i in indexes] for row in inputs[0]]
+    def run(self, batch: BatchInfo, inputs: list[Any], task: Any) -> Any:
+        indexes, part = self.indexes, inputs[0]
+        if is_columns(part):
+            return pa.RecordBatch.from_arrays(
+                [part.column(i) for i in indexes], names=self.fields.to_list()
+            )
+        return [[row[i] for i in indexes] for row in part]
+
+
+class ArrowEachNode(Node):
+    """``each`` with a :class:`BaseArrowFunction`: its columns appended to its parent rows'."""
+
+    takes = COLUMNS
+
+    def __init__(self, parent: Node, in_fields: Fields, fn: BaseArrowFunction, out: Fields) -> None:
+        super().__init__(Fields([*parent.fields, *out]), [parent], operations=(fn,))
+        self.select = [parent.fields.index(name) for name in in_fields]
+        self.in_names, self.out_names = in_fields.to_list(), out.to_list()
+        self.fn = fn
+
+    @override
+    def run(self, batch: BatchInfo, inputs: list[Any], task: Any) -> Any:
+        part = inputs[0]
+        view = pa.RecordBatch.from_arrays(
+            [part.column(i) for i in self.select], names=self.in_names
+        )
+        out, parents = self.fn.execute_batch(view)
+        parents = _checked_output(self, out, parents, part.num_rows)
+        kept = part.take(parents)
+        return pa.RecordBatch.from_arrays(
+            [*kept.columns, *out.columns], names=self.fields.to_list()
+        )
+
+
+def _checked_output(node: ArrowEachNode, out: Any, parents: Any, rows: int) -> Any:
+    """``parents`` as an int array, once ``out`` is checked against the output fields."""
+    what = f"{node.label or type(node.fn).__name__}.execute_batch"
+    if not isinstance(out, pa.RecordBatch) or out.num_columns != len(node.out_names):
+        got = out.schema.names if isinstance(out, pa.RecordBatch) else type(out).__name__
+        msg = (
+            f"{what} returned {got} for the output fields {node.out_names}: return "
+            "(record batch of those fields, parent row of each output row)"
+        )
+        raise ValueError(msg)
+    index = np.asarray(parents, np.int64)
+    if index.shape != (out.num_rows,) or (len(index) and (index.min() < 0 or index.max() >= rows)):
+        msg = (
+            f"{what} returned {out.num_rows} rows with parents of shape {index.shape}: give "
+            f"one input row (0 to {rows - 1}) per output row"
+        )
+        raise ValueError(msg)
+    return index
+
+
+class ArrowFilterNode(Node):
+    """``each`` or ``filter`` with a :class:`BaseArrowFilter`: the rows its mask keeps."""
+
+    takes = COLUMNS
+
+    def __init__(self, parent: Node, in_fields: Fields, keep: BaseArrowFilter) -> None:
+        super().__init__(parent.fields, [parent], operations=(keep,))
+        self.select = [parent.fields.index(name) for name in in_fields]
+        self.in_names = in_fields.to_list()
+        self.keep = keep
+
+    @override
+    def run(self, batch: BatchInfo, inputs: list[Any], task: Any) -> Any:
+        part = inputs[0]
+        view = pa.RecordBatch.from_arrays(
+            [part.column(i) for i in self.select], names=self.in_names
+        )
+        mask = pa.array(np.asarray(self.keep.keep(view), bool))
+        if len(mask) != part.num_rows:
+            msg = (
+                f"{self.label or type(self.keep).__name__}.keep returned {len(mask)} "
+                f"entries for {part.num_rows} rows: give one bool a row"
+            )
+            raise ValueError(msg)
+        return part.filter(mask)
 
 
 class AggregateNode(Node):
@@ -292,9 +392,18 @@ class AggregateNode(Node):
         if stage == "final":
             self.project = projector(parent.fields, Fields(parent.fields[-1]))
 
+    takes = EITHER
+
     @override
-    def run(self, batch: BatchInfo, inputs: list[list[Row]], task: Any) -> list[Row]:
+    def run(self, batch: BatchInfo, inputs: list[Any], task: Any) -> list[Row]:
         rows = inputs[0]
+        if is_columns(rows):
+            if not self.group_indexes and not self.everywhere and not batch.is_global_target():
+                return []
+            done = self._over_columns(rows)
+            if done is not None:
+                return done
+            rows = as_rows(rows)
         if not self.group_indexes:
             if not self.everywhere and not batch.is_global_target():
                 return []
@@ -318,6 +427,40 @@ class AggregateNode(Node):
             prefix = [k] if single else list(k)
             out.extend(prefix + values for values in self._aggregate(batch, members))
         return out
+
+    def _over_columns(self, part: pa.RecordBatch) -> list[Row] | None:
+        """``Count``, ``Sum``, ``min_by`` and ``max_by`` over a record batch, by pyarrow.
+
+        None for any other aggregation: it runs over rows.
+        """
+        agg, kind = self.agg, type(self.agg)
+        if self.stage == "final" or kind not in (Count, Sum, Min, Max):
+            return None
+        if kind in (Min, Max):
+            if agg.comparator is not None or agg.field is None or self.group_indexes:  # type: ignore[attr-defined]
+                return None
+            if not part.num_rows:
+                return []
+            column = part.column(part.schema.get_field_index(agg.field))  # type: ignore[attr-defined]
+            extreme = pc.min_max(column)["min" if kind is Min else "max"]
+            if not extreme.is_valid:
+                return None
+            return as_rows(part.slice(pc.index(column, extreme).as_py(), 1))
+        if not self.group_indexes:
+            if self.stage == "partial" and not part.num_rows:
+                return []
+            if kind is Count:
+                return [[part.num_rows]]
+            column = part.column(part.schema.get_field_index(self.in_fields[0]))
+            total = pc.sum(column)
+            return [[total.as_py() if total.is_valid else 0]]
+        names = [part.schema.names[i] for i in self.group_indexes]
+        table = pa.Table.from_batches([part])
+        if kind is Count:
+            done = table.group_by(names, use_threads=False).aggregate([([], "count_all")])
+        else:
+            done = table.group_by(names, use_threads=False).aggregate([(self.in_fields[0], "sum")])
+        return as_rows(done.combine_chunks().to_batches()[0]) if done.num_rows else []
 
     def _combine_groups(self, rows: list[Row]) -> list[Row]:
         """A combiner over each group, in one pass (the built-ins without a call a tuple)."""

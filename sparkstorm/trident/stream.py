@@ -13,6 +13,7 @@ from sparkstorm.topology.declarers import check_reserved
 from sparkstorm.topology.fields import Fields
 from sparkstorm.topology.windowing import Duration
 from sparkstorm.trident.chained import ChainedAggregatorDeclarer
+from sparkstorm.trident.columnar import BaseArrowFilter, BaseArrowFunction
 from sparkstorm.trident.comparisons import Comparator, MaxWithComparator, MinWithComparator
 from sparkstorm.trident.declaring import (
     aggregation_args,
@@ -31,6 +32,8 @@ from sparkstorm.trident.nodes import (
     IDENTITY,
     SHUFFLE,
     AggregateNode,
+    ArrowEachNode,
+    ArrowFilterNode,
     EachNode,
     FilterNode,
     MapNode,
@@ -100,7 +103,11 @@ class Stream:
             if not isinstance(fn, BaseFunction):
                 msg = f"each: {type(fn).__name__} is not a BaseFunction"
                 raise TypeError(msg)
-            return self._then(EachNode(self.node, in_fields, fn, out), type(fn).__name__)
+            if isinstance(fn, BaseArrowFunction):
+                each: Node = ArrowEachNode(self.node, in_fields, fn, out)
+            else:
+                each = EachNode(self.node, in_fields, fn, out)
+            return self._then(each, type(fn).__name__)
         if len(args) == 2:
             in_fields = check_fields(self.node, as_fields(args[0]), "each")
             return self._filter(in_fields, args[1])
@@ -116,7 +123,11 @@ class Stream:
         if not isinstance(keep, BaseFilter):
             msg = f"{type(keep).__name__} is not a BaseFilter"
             raise TypeError(msg)
-        return self._then(FilterNode(self.node, in_fields, keep), type(keep).__name__)
+        if isinstance(keep, BaseArrowFilter):
+            node: Node = ArrowFilterNode(self.node, in_fields, keep)
+        else:
+            node = FilterNode(self.node, in_fields, keep)
+        return self._then(node, type(keep).__name__)
 
     def filter(self, keep: BaseFilter) -> Stream:
         """The tuples ``keep.is_keep`` is true of."""

@@ -5,7 +5,8 @@ message to every task of the next bolt: the rows of that batch for that task, po
 none. A task therefore knows a batch is complete when it holds one message from every
 task upstream, and the acker, which tracks those messages, tells the coordinator when
 every task finished the batch. The message is ``[batch key, rows]``: one core tuple
-per batch partition, not one per Trident tuple.
+per batch partition, not one per Trident tuple; ``rows`` is a list of rows, or a record
+batch once a columnar operation ran (``trident/columnar.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.topology.fields import Fields
 from sparkstorm.topology.groupings import stable_hash
+from sparkstorm.trident.columnar import as_rows, deal_columns, is_columns
 from sparkstorm.trident.nodes import (
     BATCH_GLOBAL,
     BROADCAST,
@@ -24,6 +26,7 @@ from sparkstorm.trident.nodes import (
     FIELDS,
     GLOBAL,
     IDENTITY,
+    SHUFFLE,
     Partitioning,
     Row,
     batch_global_index,
@@ -78,6 +81,8 @@ def deal(
     tasks or new ones after a restart, is dealt as its first attempt was, so a state
     partition that skips a txid it committed skips exactly the rows it wrote then.
     """
+    if is_columns(rows):
+        return _deal_columns(rows, by, n, txid, source, choose)
     shares: list[list[Row]] = [[] for _ in range(n)]
     kind = by.kind
     if kind == FIELDS:
@@ -102,6 +107,25 @@ def deal(
         for i, row in enumerate(rows):
             shares[(i + start) % n].append(row)
     return shares
+
+
+def _deal_columns(
+    batch: Any, by: Partitioning, n: int, txid: int, source: int, choose: Chooser | None
+) -> list[Any]:
+    """A record batch dealt as :func:`deal` deals its rows: each row to the same task."""
+    kind = by.kind
+    if kind in (FIELDS, SHUFFLE):
+        try:
+            return deal_columns(batch, kind, by.indexes, n, txid + source)
+        except ValueError:  # a key column with nulls: the rows' own hash
+            return deal(as_rows(batch), by, n, txid, source, choose)
+    if kind == CUSTOM:
+        return deal(as_rows(batch), by, n, txid, source, choose)
+    none = batch.slice(0, 0)
+    if kind == BROADCAST:
+        return [batch] * n
+    target = {GLOBAL: 0, BATCH_GLOBAL: batch_global_index(txid, n), IDENTITY: source}[kind]
+    return [batch if i == target else none for i in range(n)]
 
 
 def custom_chooser(
