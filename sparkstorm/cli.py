@@ -298,9 +298,31 @@ def check_options(args: argparse.Namespace, conf: dict[str, Any]) -> None:
             raise UsageError(msg)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse without abbreviations: ``--engin local`` is a typo, refused, not ``--engine``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+
+def summary_console() -> Console:
+    """Where the run's lines and tables go: stdout, as wide as the terminal.
+
+    Output that is not a terminal (a log, CI) is never wrapped mid-sentence: a line is
+    as long as it is, and the tables get 160 columns (or ``COLUMNS``, if it says more
+    than the 110 they need).
+    """
+    if sys.stdout.isatty():
+        return Console(stderr=False)
+    columns = os.environ.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() and int(columns) >= 110 else 160
+    return Console(stderr=False, width=width, soft_wrap=True)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``sparkstorm``."""
-    parser = argparse.ArgumentParser(
+    """The argument parser of ``sparkstorm`` (its verbs' parsers are of the same class)."""
+    parser = _Parser(
         prog="sparkstorm",
         description="Run and operate sparkstorm topologies: sparkstorm run "
         "FILE_OR_MODULE[:ATTR] [options]. Exit codes: 0 a clean run; 1 the run had task "
@@ -766,9 +788,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command != "run":
         return control(args)
     setup_logging()
-    # piped output (a log, CI) is not cut at 80 columns: the tables need about 110
-    piped = not sys.stdout.isatty() and "COLUMNS" not in os.environ
-    console = Console(stderr=False, width=160 if piped else None)
+    console = summary_console()
     loaded = _load(args)
     if isinstance(loaded, int):
         return loaded

@@ -160,6 +160,8 @@ def test_kafka_rows_count_every_sentence_and_a_stuck_record_is_bounded(kafka):
     assert floor.steady > 0 and floor.cpu_secs > 0
     row = bench.topology_run(kafka, "local", None, sentences)  # it asserts the acks
     assert row.steady > 0 and row.lag_secs >= 0 and row.cpu_secs > 0  # the broker's left out
+    columns = bench.topology_run(kafka, "local", None, sentences, columns=True)
+    assert columns.steady > 0 and columns.unwritten == 0
     assert bench.first_write_secs(kafka, idempotent=False) > 0
     samples, spout = bench.stuck_rss(kafka, 4.0)
     assert samples and all(mb > 0 for _, mb in samples)

@@ -18,8 +18,10 @@ ROOT = Path(__file__).resolve().parent.parent
 TOPOLOGIES = str(ROOT / "tests" / "cli_topologies.py")
 
 
-def sparkstorm(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
+def sparkstorm(
+    *args: str, timeout: float = 300, columns: str = "120"
+) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": columns}
     return subprocess.run(
         [sys.executable, "-m", "sparkstorm.cli", *args],
         cwd=ROOT,
@@ -237,6 +239,23 @@ def test_bad_options_exit_2_before_anything_runs(args, message):
     assert proc.returncode == 2
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_an_abbreviated_option_is_refused_as_the_typo_it_may_be():
+    proc = sparkstorm("run", "examples/exclamation.py", "--engin", "local")
+    assert proc.returncode == 2
+    assert "unrecognized arguments: --engin local" in proc.stderr
+
+
+@pytest.mark.parametrize("columns", ["", "80"])
+def test_output_that_is_not_a_terminal_is_not_wrapped_mid_sentence(columns):
+    """A log or CI (COLUMNS unset, empty, or a terminal's 80) gets each line whole."""
+    name = "a-topology-whose-name-alone-goes-past-the-eighty-columns-of-a-terminal-" + "x" * 20
+    proc = sparkstorm(
+        "run", "examples/exclamation.py", "--engine", "local", "--name", name, columns=columns
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert any(line.startswith(f"{name}: finished after ") for line in proc.stdout.splitlines())
 
 
 def test_spark_options_with_the_local_engine_are_a_warning_not_an_error():
