@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparkstorm.connectors.extra import missing_extra
+from sparkstorm.connectors.kafka_client_log import with_client_log
 
 try:
     from confluent_kafka import (
@@ -250,7 +251,7 @@ class KafkaSpout(Spout):
         self.task = context.get_this_task_id()
         tasks = context.get_component_tasks(self.component)
         self.index, self.num_tasks = tasks.index(self.task), len(tasks)
-        self.consumer = Consumer(self.config.consumer_settings())
+        self.consumer = Consumer(with_client_log(self.config.consumer_settings()))
         self.producer: Producer | None = None
         self.parts: dict[tuple[str, int], _Partition] = {}
         self.attempts: dict[tuple[str, int, int], int] = {}
@@ -520,11 +521,13 @@ class KafkaSpout(Spout):
             return
         if self.producer is None:
             self.producer = Producer(
-                {
-                    "bootstrap.servers": self.config.bootstrap_servers,
-                    "enable.idempotence": True,
-                    **self.config.extra,
-                }
+                with_client_log(
+                    {
+                        "bootstrap.servers": self.config.bootstrap_servers,
+                        "enable.idempotence": True,
+                        **self.config.extra,
+                    }
+                )
             )
         headers: dict[str, str | bytes | None] = {
             ATTEMPTS_HEADER: str(attempts),
@@ -636,12 +639,14 @@ class KafkaBolt(Bolt):
         """Make the idempotent producer."""
         self.collector, self.unserved = collector, 0
         self.producer = Producer(
-            {
-                "bootstrap.servers": self.bootstrap_servers,
-                "enable.idempotence": True,
-                "linger.ms": 5,
-                **self.extra,
-            }
+            with_client_log(
+                {
+                    "bootstrap.servers": self.bootstrap_servers,
+                    "enable.idempotence": True,
+                    "linger.ms": 5,
+                    **self.extra,
+                }
+            )
         )
 
     def execute(self, tup: Tuple) -> None:

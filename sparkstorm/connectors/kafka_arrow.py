@@ -31,6 +31,7 @@ from sparkstorm.connectors.kafka import (
     KafkaSpoutConfig,
     ProcessingGuarantee,
 )
+from sparkstorm.connectors.kafka_client_log import with_client_log
 
 try:
     from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
@@ -255,12 +256,14 @@ class KafkaArrowBolt(ArrowBolt):
         self.collector = collector
         self.component = context.get_this_component_id()
         self.producer = Producer(
-            {
-                "bootstrap.servers": self.bootstrap_servers,
-                "enable.idempotence": True,
-                "linger.ms": 5,
-                **self.extra,
-            }
+            with_client_log(
+                {
+                    "bootstrap.servers": self.bootstrap_servers,
+                    "enable.idempotence": True,
+                    "linger.ms": 5,
+                    **self.extra,
+                }
+            )
         )
 
     def execute(self, tup: Tuple) -> None:

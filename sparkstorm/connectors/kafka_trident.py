@@ -33,6 +33,7 @@ except ModuleNotFoundError as missing:  # the connectors extra is not installed
 
 from sparkstorm.config import TOPOLOGY_NAME
 from sparkstorm.connectors.kafka import DEFAULT_FIELDS, WRITTEN_AS_IS, as_json_bytes
+from sparkstorm.connectors.kafka_client_log import with_client_log
 from sparkstorm.topology.fields import Fields
 from sparkstorm.trident.operations import BaseStateUpdater
 from sparkstorm.trident.partitioned import (
@@ -55,13 +56,15 @@ PARTITIONS_SECS = 10.0
 
 def _consumer(servers: str, group_id: str, extra: dict[str, Any]) -> Any:
     return Consumer(
-        {
-            "bootstrap.servers": servers,
-            "group.id": group_id,
-            "enable.auto.commit": False,
-            "enable.auto.offset.store": False,
-            **extra,
-        }
+        with_client_log(
+            {
+                "bootstrap.servers": servers,
+                "group.id": group_id,
+                "enable.auto.commit": False,
+                "enable.auto.offset.store": False,
+                **extra,
+            }
+        )
     )
 
 
@@ -268,7 +271,7 @@ class TridentKafkaState(State):
         settings = {"bootstrap.servers": factory.servers, "linger.ms": 5, **factory.extra}
         if factory.transactional:
             settings["transactional.id"] = self.transactional_id
-        self.producer = Producer(settings)
+        self.producer = Producer(with_client_log(settings))
         if not factory.transactional:
             return
         self.producer.init_transactions(CALL_SECS)

@@ -249,6 +249,9 @@ def one_clear_line(run: Cli, expected_code: int, *needles: str) -> str:
     matching = [line for line in output.splitlines() if all(n in line for n in needles)]
     assert matching, f"no line with {needles}:\n{output}"
     assert "Traceback" not in output, output
+    # a Kafka client's own log says a problem once, not a line per connection attempt
+    assert not [line for line in output.splitlines() if line.startswith("%")], output
+    assert sum("rdkafka#" in line for line in output.splitlines()) <= 2, output
     return output
 
 
