@@ -131,6 +131,7 @@ def test_the_api_shows_a_running_topology_and_controls_it(engine, request):
     for task in bolt["executorStats"]:  # where each task runs: the driver, or a superstep's
         assert task["host"] == (socket.gethostname() if engine == "local" else None)
         assert (task["uptime"] is not None) == (engine == "local")
+        assert (task["uptimeSeconds"] is not None) == (engine == "local")  # Storm UI's key
     spout = live.get(f"/{live.name}/component/numbers")
     assert spout["executorStats"][0]["completeLatency"] > 0  # Storm's per-task latency
     # Storm's jstack: the driver's threads, the run's loop among them

@@ -370,6 +370,7 @@ def _task(row: dict[str, Any], where: dict[int, Any]) -> dict[str, Any]:
         "worker": worker,
         "host": host,
         "uptime": None if up is None else _uptime(up),
+        "uptimeSeconds": None if up is None else round(up, 1),
     }
 
 
@@ -484,7 +485,7 @@ def _placement(control: Control) -> dict[int, tuple[int | None, str | None, floa
     for rows in snap.tasks.values():
         for t in rows:
             worker = workers.get(t.get("worker"), {})
-            where[t["task"]] = (t.get("worker"), worker.get("host"), worker.get("uptimeSecs"))
+            where[t["task"]] = (t.get("worker"), worker.get("host"), worker.get("uptimeSeconds"))
     return where
 
 

@@ -30,12 +30,24 @@ class ProcessUsage:
 
 
 def usage_row(now: ProcessUsage | None, before: ProcessUsage | None) -> dict[str, float | None]:
-    """The API's figures of a process: uptime, memory (MB), CPU seconds and CPU %."""
+    """The API's figures of a process: uptime, memory (MB), CPU seconds and CPU %.
+
+    The uptime is ``uptimeSeconds``, Storm UI's key; ``uptimeSecs`` is the same, kept
+    for a release for readers of sparkstorm 0.4.
+    """
     if now is None:
-        return {"uptimeSecs": None, "memoryMb": None, "cpuSecs": None, "cpuPercent": None}
+        return {
+            "uptimeSeconds": None,
+            "uptimeSecs": None,
+            "memoryMb": None,
+            "cpuSecs": None,
+            "cpuPercent": None,
+        }
     share = now.cpu_share(before)
+    up = round(now.at - now.started, 1)
     return {
-        "uptimeSecs": round(now.at - now.started, 1),
+        "uptimeSeconds": up,
+        "uptimeSecs": up,
         "memoryMb": round(now.rss_bytes / 2**20, 1),
         "cpuSecs": round(now.cpu_secs, 1),
         "cpuPercent": None if share is None else round(100 * share, 1),

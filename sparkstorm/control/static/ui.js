@@ -289,7 +289,7 @@ function showTopology(topology) {
   document.getElementById("rebalance").hidden = slots === null || slots === undefined;
   document.getElementById("rebalance").disabled = status !== "ACTIVE";
   fill(document.getElementById("workers"), WORKER_COLUMNS,
-    workers.map((w) => ({ ...w, pid: String(w.pid), tasks: w.tasks.join(", "), uptime: duration(w.uptimeSecs) })), false);
+    workers.map((w) => ({ ...w, pid: String(w.pid), tasks: w.tasks.join(", "), uptime: duration(w.uptimeSeconds) })), false);
   const restarts = topology.restarts || [];
   document.getElementById("restarts-section").hidden = restarts.length === 0;
   document.getElementById("restart-count").textContent = `(${text(topology.restartCount)} in all, the latest first)`;
