@@ -131,6 +131,8 @@ class ContinuousRuntime:
         self._clock_epoch = clock.now() if clock is not None else 0.0
         self._sent_time = 0.0
         self._idle_at = (0.0, False)  # (when probed, what the probes said)
+        self._quiet_counters: dict[int, Any] | None = None
+        """The counters the last quiet probes found: the next verdict needs the same."""
         self._fed = {
             spec.obj.feeder_key: (spec.obj, self.plan.component_tasks(cid)[0])
             for cid, spec in self.plan.components.items()
@@ -238,6 +240,7 @@ class ContinuousRuntime:
         self._lost_stats.extend(self.latest_stats.values())
         self.latest_stats, self.reports = {}, {}
         self._restart_at = time.monotonic() + delay
+        self._forget_idle()
 
     def _lost_silent(self, worker: int, secs: float) -> None:
         """A worker sent nothing for ``sparkstorm.worker.timeout.secs``: a loss.
@@ -436,10 +439,15 @@ class ContinuousRuntime:
         Read from the workers' counters, Mattern's way: two rounds of probes, each
         answered at the end of a worker's turn, that find every worker with nothing
         waiting, as many tuples received as sent overall, and the same counters
-        (tuples handled, emitted, sent, received) both times. Pending trees do not
-        count (they wait for a timeout); the run loop checks them apart. Probes are at
-        most every 50 ms on the wall clock; with simulated time, on every call.
+        (tuples handled, emitted, sent, received) both times, and as the previous
+        verdict found them: a slow source's tuple, done between two verdicts, is seen
+        there, not missed by probes that each fell between its tuples. Never while the
+        workers are lost or starting again. Pending trees do not count (they wait for a
+        timeout); the run loop checks them apart. Probes are at most every 50 ms on the
+        wall clock; with simulated time, on every call.
         """
+        if self.restarting:
+            return False
         when, said = self._idle_at
         if not self.simulated and time.monotonic() - when < IDLE_PROBE_SECS:
             return said
@@ -454,6 +462,7 @@ class ContinuousRuntime:
         spout's last emit, and failed that tree at once.
         """
         self._idle_at = (0.0, False)
+        self._quiet_counters = None
 
     def _probed_quiet(self) -> bool:
         if self.killed or self._failure or len(self.reports) < self.engine.workers:
@@ -475,7 +484,8 @@ class ContinuousRuntime:
             if not quiet:
                 return False
             rounds.append(counters)
-        return rounds[0] == rounds[1]
+        previous, self._quiet_counters = self._quiet_counters, rounds[1]
+        return rounds[0] == rounds[1] == previous
 
     def busy_with(self) -> str:
         """What keeps the topology from being idle, in words."""

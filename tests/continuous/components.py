@@ -250,3 +250,24 @@ class EmitsWhenAsked(Spout):
 
     def declare_output_fields(self, declarer: Any) -> None:
         declarer.declare(Fields("number", "task", "seq"))
+
+
+class Trickle(Spout):
+    """Emits one number every ``every`` seconds (wall clock) for ``secs`` after ``open``:
+    a source that is slow, not finished."""
+
+    def __init__(self, every: float, secs: float) -> None:
+        self.every, self.secs = every, secs
+
+    def open(self, conf: Any, context: Any, collector: Any) -> None:
+        self.collector, self.sent = collector, 0
+        self.task, self.started = context.get_this_task_id(), time.monotonic()
+
+    def next_tuple(self) -> None:
+        elapsed = time.monotonic() - self.started
+        if elapsed < self.secs and elapsed >= self.sent * self.every:
+            self.sent += 1
+            self.collector.emit([self.sent, self.task, self.sent], msg_id=self.sent)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("number", "task", "seq"))

@@ -167,3 +167,30 @@ def test_a_first_start_that_fails_is_a_loss_like_any_other_and_the_run_goes_on(m
     (lost,) = [e.message for e in runtime.errors]
     assert "failed to start: the host went away" in lost and "(attempt 2) in 0.1 s" in lost
     assert runtime.stats()["numbers"]["acked"] == 500
+
+
+def test_a_slow_source_is_not_taken_for_idle_between_its_tuples():
+    """One tuple every 150 ms for 2 s, each done in a millisecond: almost every probe
+    finds the workers quiet. An until-idle run ended after the grace period while the
+    source still sent (seen on a stream of 50 entries a second): idle needs the same
+    counters across the whole grace period, not within one probe."""
+    from tests.continuous.components import Trickle
+
+    builder = TopologyBuilder()
+    builder.set_spout("slow", Trickle(0.15, 2.0))
+    builder.set_bolt("check", InOrder()).shuffle_grouping("slow")
+    engine = ContinuousEngine(ThreadLauncher(), "127.0.0.1", 2)
+    runtime = ContinuousRuntime("slow", builder.create_topology(), Config(), engine)
+    started, quiet_since = time.monotonic(), None
+    while time.monotonic() - started < 30:  # run.py's until-idle loop, grace 0.5 s
+        runtime.step()
+        if runtime.idle() and not runtime.pending_count():
+            quiet_since = quiet_since or time.monotonic()
+            if time.monotonic() - quiet_since >= 0.5:
+                break
+        else:
+            quiet_since = None
+    ended = time.monotonic() - started
+    runtime.kill(drain_secs=5, wait_pending=True)
+    assert runtime.stats()["slow"]["acked"] >= 13, runtime.stats()["slow"]
+    assert ended >= 2.0, f"taken for idle after {ended:.2f} s, while the source still sent"
