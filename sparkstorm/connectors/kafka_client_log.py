@@ -25,7 +25,9 @@ class ClientLog:
         """One line of the client's: the first warning said, the rest at debug."""
         if level >= logging.WARNING and not self.said:
             self.said = True
-            log.warning("%s (the client's next lines: debug level)", message % args if args else message)
+            log.warning(
+                "%s (the client's next lines: debug level)", message % args if args else message
+            )
             return
         log.debug(message, *args)
 
