@@ -15,7 +15,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from sparkstorm.control.api import trident_batches
+from sparkstorm.control.api_views import trident_batches
 
 SPOUT_COLUMNS = [
     ("emitted", "Emitted"),

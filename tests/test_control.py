@@ -17,7 +17,7 @@ import pytest
 
 from sparkstorm import __version__
 from sparkstorm.control import registry
-from sparkstorm.control.api import Control
+from sparkstorm.control.api_model import Control
 from sparkstorm.control.server import ControlServer
 from tests.cli_topologies import steady, steady_stateful
 from tests.conftest import run_on

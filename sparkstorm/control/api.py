@@ -17,15 +17,9 @@ import asyncio
 import hmac
 import json
 import os
-import platform
-import queue
-import socket
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -34,476 +28,42 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from sparkstorm.config import SPARKSTORM_DRPC_SERVER, SPARKSTORM_RUN_MEMORY, SPARKSTORM_UI_TOKEN
 from sparkstorm.control import registry
-from sparkstorm.control.drpc import DRPCServer
-from sparkstorm.control.history import WINDOWS, History
+from sparkstorm.control.api_model import (
+    ACTIVATE,
+    DEACTIVATE,
+    DEBUG,
+    DEBUG_EVENTS,
+    KILL,
+    LOG_LEVEL,
+    MAX_PROFILE_SECS,
+    PROFILE,
+    REBALANCE,
+    STACKS,
+    STACKS_WAIT_SECS,
+    Command,
+    Control,
+)
+from sparkstorm.control.api_views import (
+    HOST,
+    component_json,
+    component_windows,
+    continuous_workers,
+    debug_of,
+    events_of,
+    input_stats,
+    is_system,
+    output_stats,
+    placement,
+    shown_error,
+    summary_json,
+    task_json,
+    topology_stats,
+)
+from sparkstorm.control.history import WINDOWS
 from sparkstorm.errors import DRPCExecutionError
 from sparkstorm.tasks.log_levels import LEVELS
-from sparkstorm.tasks.process_usage import ProcessUsage
 from sparkstorm.tasks.stacks import thread_stacks
-from sparkstorm.topology.plan import Plan
-from sparkstorm.urls import redacted
-
-ACTIVATE, DEACTIVATE, KILL, REBALANCE = "activate", "deactivate", "kill", "rebalance"
-STACKS, DEBUG, PROFILE, LOG_LEVEL = "stacks", "debug", "profile", "log_level"
-MAX_PROFILE_SECS = 300
-DEBUG_EVENTS = 200
-"""The latest debug lines the topology's answer lists."""
-STACKS_WAIT_SECS = 10.0
-"""How long a stack dump of a worker may take to come back."""
-TRIDENT_METRIC = "trident"
-"""The metric a Trident coordinator reports its batches in (``trident/watching.py``)."""
-
-
-class Command(NamedTuple):
-    """An operator's action for the driver loop, as the API received it."""
-
-    action: str
-    wait: float | None = None
-    """Kill and rebalance: the longest the drain may last, in seconds."""
-    workers: int | None = None
-    """Rebalance: how many workers to place the tasks over (None: as many as now).
-    Stacks: the worker to dump the threads of."""
-    component: str | None = None
-    """Debug: the component (None: every one)."""
-    percent: float = 0.0
-    """Debug: the sampling percentage (0: off)."""
-    level: str | None = None
-    """Log level: the level to set ``component`` (here a logger's name) to, for ``wait``."""
-
-
-@dataclass
-class Snapshot:
-    """What the API shows: the runtime's statistics and errors as of ``taken``."""
-
-    stats: dict[str, dict[str, Any]] = field(default_factory=dict)
-    errors: list[Any] = field(default_factory=list)
-    tasks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    """Per component, its tasks' statistics."""
-    status: str = "STARTING"
-    supersteps: int = 0
-    in_flight: int = 0
-    checkpoints: dict[str, Any] | None = None
-    """Stateful topologies: the last commit, the phase, commits and rollbacks."""
-    workers: list[dict[str, Any]] = field(default_factory=list)
-    """The continuous mode's workers: host, process, tasks, queue depth, traffic."""
-    restarts: list[dict[str, Any]] = field(default_factory=list)
-    """The latest restarts after lost workers or supersteps: when, which worker, why."""
-    restart_count: int = 0
-    """Every restart over the run's life (``restarts`` keeps the latest)."""
-    slots: int | None = None
-    """The continuous mode: the task slots the cluster has now (the most workers a
-    rebalance may ask for); None in the other modes."""
-    topology_secs: float = 0.0
-    """Topology time when the snapshot was taken (errors' times are topology times)."""
-    driver: ProcessUsage | None = None
-    """The driver's process: memory, CPU time, when the run started."""
-    errors_let_go: int = 0
-    """Occurrences of errors the run no longer keeps (see ``KeptErrors``)."""
-    stacks: dict[int, tuple[float, str]] = field(default_factory=dict)
-    """The continuous mode: per worker, its latest dump of its threads (when, text)."""
-    debug_shares: dict[str, float] = field(default_factory=dict)
-    """Storm UI's Debug: each component's share of calls noted."""
-    log_levels: dict[str, dict[str, object]] = field(default_factory=dict)
-    """Storm's ``namedLoggerLevels``: the loggers set for a while, and until when."""
-    worker_logs: dict[int, list[tuple[float, str]]] = field(default_factory=dict)
-    """The continuous workers' latest Python log records (when they came, the line)."""
-    profiles: dict[str, tuple[float, str]] = field(default_factory=dict)
-    """The latest CPU profiles asked for, by worker (``driver`` or a number): when, text."""
-    debug_events: list[tuple[float, str]] = field(default_factory=list)
-    """The latest debug lines, with when the driver got them."""
-    taken: float = field(default_factory=time.time)
-
-
-@dataclass
-class Control:
-    """What the driver shares with the server thread."""
-
-    name: str
-    engine: str
-    token: str
-    loopback: bool
-    mode: str = "local"
-    """``local``, ``superstep`` or ``continuous``: which figures and labels apply."""
-    master: str | None = None
-    spark_ui: str | None = None
-    started: float = field(default_factory=time.time)
-    snapshot: Snapshot = field(default_factory=Snapshot)
-    commands: queue.Queue[Command] = field(default_factory=queue.Queue)
-    kill_wait: float | None = None
-    """Set when a kill arrived: the longest the drain may then last."""
-    graph: dict[str, Any] = field(default_factory=dict)
-    """The topology's components and subscriptions (see :func:`topology_graph`)."""
-    configuration: dict[str, Any] = field(default_factory=dict)
-    """The topology's resolved configuration, passwords masked."""
-    drpc: DRPCServer | None = None
-    """The run's DRPC server, for a topology's functions given none of their own."""
-    drpc_timeout: float = 60.0
-    """How long a DRPC call through the API waits for its answer."""
-    history: History = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.history = History(self.started)
-
-
-def topology_graph(plan: Plan) -> dict[str, Any]:
-    """Components (id, kind, tasks) and edges (from, to, stream, grouping): the DAG to draw."""
-    topology = plan.topology
-    components = [
-        {
-            "id": c.component_id,
-            "kind": "spout" if c.is_spout else "bolt",
-            "tasks": len(plan.component_tasks(c.component_id)),
-        }
-        for c in topology.components.values()
-    ]
-    edges = [
-        {
-            "from": source.component_id,
-            "to": bolt.component_id,
-            "stream": source.stream_id,
-            "grouping": grouping.kind,
-            "fields": list(grouping.fields) if grouping.fields is not None else None,
-        }
-        for bolt in topology.bolts
-        for source, grouping in bolt.inputs
-    ]
-    return {"components": components, "edges": edges}
-
-
-def shown_configuration(conf: dict[str, Any]) -> dict[str, Any]:
-    """``conf`` as the API shows it: secrets masked.
-
-    URLs lose their password; the UI's token, and the key and box of the DRPC server and
-    of the run's memory (whoever has them can put requests to the run, or write its
-    state), are masked.
-    """
-
-    def shown(key: str, value: Any) -> Any:
-        if key == SPARKSTORM_UI_TOKEN and value:
-            return "***"
-        if key in (SPARKSTORM_DRPC_SERVER, SPARKSTORM_RUN_MEMORY) and value:
-            return f"{str(value).rpartition('/')[0].partition('?')[0]}/***"
-        if isinstance(value, str) and "://" in value:
-            return redacted(value)
-        if isinstance(value, dict):
-            return {k: shown(str(k), v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [shown(key, v) for v in value]
-        return value if isinstance(value, str | int | float | bool | type(None)) else repr(value)
-
-    return {key: shown(key, value) for key, value in sorted(conf.items())}
-
-
-def _uptime(secs: float) -> str:
-    secs = int(secs)
-    days, secs = divmod(secs, 86400)
-    hours, secs = divmod(secs, 3600)
-    minutes, secs = divmod(secs, 60)
-    return (f"{days}d " if days else "") + f"{hours}h {minutes}m {secs}s"
-
-
-def _summary(control: Control) -> dict[str, Any]:
-    """Storm UI's topology summary: status, uptime, workers, executors, memory, version."""
-    snap = control.snapshot
-    up = time.time() - control.started
-    tasks = sum(row.get("tasks", 0) for row in snap.stats.values())
-    return {
-        "id": control.name,
-        "name": control.name,
-        "status": snap.status,
-        "engine": control.engine,
-        "mode": control.mode,
-        "master": control.master,
-        "sparkUi": control.spark_ui,
-        "uptime": _uptime(up),
-        "uptimeSeconds": round(up, 1),
-        "supersteps": snap.supersteps,
-        "inFlight": snap.in_flight,
-        "checkpoints": snap.checkpoints,
-        "trident": trident_batches(snap.stats),
-        "workersTotal": len(snap.workers) or (1 if control.mode == "local" else None),
-        "executorsTotal": tasks,
-        "tasksTotal": tasks,
-        "memoryMb": _memory_mb(snap),
-        "errorsTotal": sum(e.count for e in snap.errors) + snap.errors_let_go,
-        **VERSIONS,
-        "sparkVersion": VERSIONS["sparkVersion"] if control.engine != "local" else None,
-    }
-
-
-def _memory_mb(snap: Snapshot) -> float | None:
-    """The resident memory of the driver and of each worker process apart from it."""
-    if snap.driver is None:
-        return None
-    driver_pid = os.getpid()
-    workers = {w["pid"]: w.get("memoryMb") or 0.0 for w in snap.workers if w["pid"] != driver_pid}
-    return round(snap.driver.rss_bytes / 2**20 + sum(workers.values()), 1)
-
-
-def _version(package: str) -> str | None:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return None
-
-
-VERSIONS = {
-    "version": _version("sparkstorm"),
-    "sparkVersion": _version("pyspark"),
-    "pythonVersion": platform.python_version(),
-}
-"""What the summary says runs: sparkstorm's, PySpark's (Spark engine) and Python's versions."""
-
-
-def _last_error(control: Control, component: str) -> str:
-    mine = [e for e in control.snapshot.errors if e.component == component]
-    return mine[-1].message.splitlines()[0] if mine else ""
-
-
-def _component(
-    control: Control, component: str, row: dict[str, Any], window: dict[str, Any] | None
-) -> dict[str, Any]:
-    """One row of Storm UI's spouts or bolts table.
-
-    ``window`` replaces the all-time counters and latencies with a window's (see
-    :meth:`History.window`).
-    """
-    common = {
-        "tasks": row.get("tasks", 0),
-        "emitted": row.get("emitted", 0),
-        "transferred": row.get("transferred", 0),
-        "acked": row.get("acked", 0),
-        "failed": row.get("failed", 0),
-        "lastError": _last_error(control, component),
-        "metrics": _as_json(row.get("metrics", {})),
-    }
-    if row.get("kind") == "spout":
-        shown = {
-            "spoutId": component,
-            **common,
-            "pending": row.get("pending", 0),
-            "completeLatency": round(row.get("complete_latency_ms", 0.0), 3),
-            "completeLatencyP50": round(row.get("complete_latency_p50_ms", 0.0), 3),
-            "completeLatencyP99": round(row.get("complete_latency_p99_ms", 0.0), 3),
-            "completeLatencyMax": round(row.get("complete_latency_max_ms", 0.0), 3),
-            "failReasons": row.get("fail_reasons", {}),
-            "spoutBatch": row.get("spout_batch"),
-        }
-    else:
-        shown = {
-            "boltId": component,
-            **common,
-            "executed": row.get("executed", 0),
-            "executeLatency": round(row.get("execute_latency_ms", 0.0), 3),
-            "processLatency": round(row.get("process_latency_ms", 0.0), 3),
-            "capacity": row.get("capacity", 0.0),
-            "prepares": row.get("prepares", 0),
-        }
-    if window is not None:
-        shown.update((key, value) for key, value in window.items() if key in shown)
-    return shown
-
-
-def _as_json(value: Any) -> Any:
-    """``value`` as JSON carries it: what JSON has no type for, as its ``str``."""
-    return json.loads(json.dumps(value, default=str))
-
-
-def trident_batches(stats: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
-    """A Trident topology's batches: its coordinator's latest metric ``trident``."""
-    for row in stats.values():
-        if TRIDENT_METRIC in row.get("metrics", {}):
-            return _as_json(row["metrics"][TRIDENT_METRIC])  # type: ignore[no-any-return]
-    return None
-
-
-def _output_stats(row: dict[str, Any]) -> list[dict[str, Any]]:
-    """Storm UI's output stats (all time): per stream; a spout's also trees acked, failed."""
-    spout = row.get("kind") == "spout"
-    return [
-        {
-            "stream": s["stream"],
-            "emitted": s["emitted"],
-            "transferred": s["transferred"],
-            **({"acked": s["acked"], "failed": s["failed"]} if spout else {}),
-        }
-        for s in row.get("output_stats", [])
-    ]
-
-
-def _input_stats(row: dict[str, Any]) -> list[dict[str, Any]]:
-    """Storm UI's input stats (all time): per source component and stream."""
-    return [
-        {
-            "component": s["component"],
-            "stream": s["stream"],
-            "executed": s["executed"],
-            "executeLatency": round(s["execute_latency_ms"], 3),
-            "processLatency": round(s["process_latency_ms"], 3),
-            "acked": s["acked"],
-            "failed": s["failed"],
-        }
-        for s in row.get("input_stats", [])
-    ]
-
-
-def _task(row: dict[str, Any], where: dict[int, Any]) -> dict[str, Any]:
-    """One row of Storm UI's executors table (all time), with where the task runs."""
-    worker, host, up = where.get(row["task"], (None, None, None))
-    return {
-        "id": f"[{row['task']}-{row['task']}]",
-        "task": row["task"],
-        "emitted": row["emitted"],
-        "transferred": row["transferred"],
-        "executed": row["executed"],
-        "acked": row["acked"],
-        "failed": row["failed"],
-        "executeLatency": round(row["execute_latency_ms"], 3),
-        "processLatency": round(row["process_latency_ms"], 3),
-        "capacity": row["capacity"],
-        "prepares": row["prepares"],
-        "pending": row.get("pending"),
-        "stateBytes": row["state_bytes"],
-        "completeLatency": round(row.get("complete_latency_ms", 0.0), 3),
-        "worker": worker,
-        "host": host,
-        "uptime": None if up is None else _uptime(up),
-        "uptimeSeconds": None if up is None else round(up, 1),
-    }
-
-
-WINDOW_NAMES = {"600": "10m", "10800": "3h", "86400": "1d", ":all-time": "All time"}
-"""Storm UI's names of its windows."""
-
-
-def _all_time(row: dict[str, Any]) -> dict[str, Any]:
-    """A component's all-time figures, under the names a window's figures have."""
-    return {
-        "emitted": row.get("emitted", 0),
-        "transferred": row.get("transferred", 0),
-        "acked": row.get("acked", 0),
-        "failed": row.get("failed", 0),
-        "executed": row.get("executed", 0),
-        "completeLatency": round(row.get("complete_latency_ms", 0.0), 3),
-        "executeLatency": round(row.get("execute_latency_ms", 0.0), 3),
-        "processLatency": round(row.get("process_latency_ms", 0.0), 3),
-    }
-
-
-def _by_window(control: Control) -> list[tuple[str, dict[str, dict[str, Any]]]]:
-    """Every window of Storm UI, each with its figures per component, side by side."""
-    stats = control.snapshot.stats
-    return [
-        (name, control.history.window(secs))
-        if secs is not None
-        else (name, {c: _all_time(row) for c, row in stats.items()})
-        for name, secs in WINDOWS.items()
-    ]
-
-
-def _topology_stats(control: Control, system: bool) -> list[dict[str, Any]]:
-    """Storm UI's topology stats: a row per window.
-
-    Emitted and transferred by every component shown; trees acked and failed, and
-    their complete latency, by the spouts.
-    """
-    kinds = {c: row.get("kind") for c, row in control.snapshot.stats.items()}
-    rows = []
-    for name, figures in _by_window(control):
-        shown = {c: f for c, f in figures.items() if c in kinds and (system or not is_system(c))}
-        spouts = [f for c, f in shown.items() if kinds[c] == "spout"]
-        acked = sum(f["acked"] for f in spouts)
-        latency = sum(f["completeLatency"] * f["acked"] for f in spouts)
-        rows.append(
-            {
-                "window": name,
-                "windowPretty": WINDOW_NAMES[name],
-                "emitted": sum(f["emitted"] for f in shown.values()),
-                "transferred": sum(f["transferred"] for f in shown.values()),
-                "acked": acked,
-                "failed": sum(f["failed"] for f in spouts),
-                "completeLatency": round(latency / acked, 3) if acked else 0.0,
-            }
-        )
-    return rows
-
-
-def _component_windows(control: Control, component: str, spout: bool) -> list[dict[str, Any]]:
-    """Storm UI's spout or bolt stats of one component: a row per window."""
-    keys: tuple[str, ...] = ("emitted", "transferred", "acked", "failed")
-    keys += ("completeLatency",) if spout else ("executed", "executeLatency", "processLatency")
-    rows = []
-    for name, figures in _by_window(control):
-        mine = figures.get(component, {})
-        row = {key: mine.get(key, 0) for key in keys}
-        rows.append({"window": name, "windowPretty": WINDOW_NAMES[name], **row})
-    return rows
-
-
-def _debug_of(shares: Any) -> dict[str, Any]:
-    """Storm UI's ``debug`` and ``samplingPct``: on where any share is, at the largest."""
-    largest = max(shares, default=0.0)
-    return {"debug": largest > 0, "samplingPct": round(100 * largest, 3)}
-
-
-def _events_of(snap: Snapshot, component: str) -> list[dict[str, Any]]:
-    """The latest debug lines about ``component``: its emits, and its tasks' acks and fails."""
-    marks = [f" {component} "] + [f"TASK: {t['task']} " for t in snap.tasks.get(component, [])]
-    mine = [(at, line) for at, line in snap.debug_events if any(m in line for m in marks)]
-    return [{"at": round(at, 3), "line": line} for at, line in mine[-DEBUG_EVENTS:]]
-
-
-def _continuous_workers(control: Control) -> dict[str, dict[str, Any]]:
-    """The continuous mode's workers by number: the processes the driver can ask things.
-
-    The superstep mode's Python workers are Spark's, which the driver cannot reach.
-    """
-    if control.mode != "continuous":
-        return {}
-    return {str(w["worker"]): w for w in control.snapshot.workers}
-
-
-def is_system(component: str) -> bool:
-    """Storm's system components (``__acker``, ``__system``), hidden unless asked for."""
-    return component.startswith("__")
-
-
-def _placement(control: Control) -> dict[int, tuple[int | None, str | None, float | None]]:
-    """Task -> (worker, host, worker's uptime in seconds), where it is known.
-
-    The continuous mode's tasks stay on their workers; the local engine's run in the
-    driver; a superstep's run wherever Spark puts them, so none is known there.
-    """
-    snap = control.snapshot
-    if control.mode == "local":
-        up = time.time() - control.started
-        return {t["task"]: (None, HOST, up) for rows in snap.tasks.values() for t in rows}
-    workers = {w["worker"]: w for w in snap.workers}
-    where = {}
-    for rows in snap.tasks.values():
-        for t in rows:
-            worker = workers.get(t.get("worker"), {})
-            where[t["task"]] = (t.get("worker"), worker.get("host"), worker.get("uptimeSeconds"))
-    return where
-
-
-def _shown_error(control: Control, error: Any, where: dict[int, Any]) -> dict[str, Any]:
-    """One error as the API shows it: when, which task, worker and host, the traceback."""
-    snap = control.snapshot
-    worker, host, _ = where.get(error.task, (None, None, None))
-    return {
-        "time": error.time,
-        "at": round(snap.taken - snap.topology_secs + error.time, 3),
-        "component": error.component,
-        "task": error.task,
-        "worker": worker,
-        "host": host,
-        "count": error.count,
-        "error": error.message,
-        "traceback": error.traceback or None,
-    }
 
 
 def _number(raw: str) -> float:
@@ -519,7 +79,6 @@ def _error(status: int, message: str) -> JSONResponse:
 
 
 STATIC = Path(__file__).with_name("static")
-HOST = socket.gethostname()
 LATEST_ERRORS = 50
 """The latest errors a topology's or a component's answer lists (all are counted)."""
 
@@ -562,7 +121,7 @@ class _Handlers:
         return given, WINDOWS[given]
 
     async def summary(self, request: Request) -> JSONResponse:
-        return JSONResponse({"topologies": [_summary(self.control)]})
+        return JSONResponse({"topologies": [summary_json(self.control)]})
 
     async def topology(self, request: Request) -> JSONResponse:
         if isinstance(window := self.window_of(request), JSONResponse):
@@ -572,22 +131,22 @@ class _Handlers:
         stats = self.control.snapshot.stats
         figures = self.control.history.window(secs) if secs is not None else {}
         rows = [
-            _component(self.control, c, row, figures.get(c))
+            component_json(self.control, c, row, figures.get(c))
             for c, row in stats.items()
             if system or not is_system(c)
         ]
-        where = _placement(self.control)
-        errors = [_shown_error(self.control, e, where) for e in self.control.snapshot.errors]
+        where = placement(self.control)
+        errors = [shown_error(self.control, e, where) for e in self.control.snapshot.errors]
         return JSONResponse(
             {
-                **_summary(self.control),
+                **summary_json(self.control),
                 "window": name,
                 "system": system,
-                "topologyStats": _topology_stats(self.control, system),
+                "topologyStats": topology_stats(self.control, system),
                 "spouts": [r for r in rows if "spoutId" in r],
                 "bolts": [r for r in rows if "boltId" in r],
                 "errors": errors[-LATEST_ERRORS:],
-                **_debug_of(self.control.snapshot.debug_shares.values()),
+                **debug_of(self.control.snapshot.debug_shares.values()),
                 "debugEvents": [
                     {"at": round(at, 3), "line": line}
                     for at, line in self.control.snapshot.debug_events[-DEBUG_EVENTS:]
@@ -611,9 +170,9 @@ class _Handlers:
             names = ", ".join(sorted(self.control.snapshot.stats))
             return _error(404, f"topology {self.control.name!r} has no component {cid!r} ({names})")
         figures = self.control.history.window(secs).get(cid) if secs is not None else None
-        where = _placement(self.control)
+        where = placement(self.control)
         errors = [
-            _shown_error(self.control, e, where)
+            shown_error(self.control, e, where)
             for e in self.control.snapshot.errors
             if e.component == cid
         ]
@@ -623,14 +182,14 @@ class _Handlers:
                 "topologyId": self.control.name,
                 "componentType": row.get("kind"),
                 "window": name,
-                **_component(self.control, cid, row, figures),
-                "windows": _component_windows(self.control, cid, row.get("kind") == "spout"),
-                **_debug_of([self.control.snapshot.debug_shares.get(cid, 0.0)]),
-                "debugEvents": _events_of(self.control.snapshot, cid),
-                "outputStats": _output_stats(row),
-                "inputStats": _input_stats(row),
+                **component_json(self.control, cid, row, figures),
+                "windows": component_windows(self.control, cid, row.get("kind") == "spout"),
+                **debug_of([self.control.snapshot.debug_shares.get(cid, 0.0)]),
+                "debugEvents": events_of(self.control.snapshot, cid),
+                "outputStats": output_stats(row),
+                "inputStats": input_stats(row),
                 "executorStats": [
-                    _task(t, where) for t in self.control.snapshot.tasks.get(cid, [])
+                    task_json(t, where) for t in self.control.snapshot.tasks.get(cid, [])
                 ],
                 "errorsTotal": sum(e["count"] for e in errors),
                 "componentErrors": errors[-LATEST_ERRORS:],
@@ -794,7 +353,7 @@ class _Handlers:
         secs = _number(raw_secs)
         if not 0 < secs <= MAX_PROFILE_SECS:
             return _error(400, f"profiling/cpu/{raw}/{raw_secs}: profile 1 to 300 seconds")
-        workers = _continuous_workers(self.control)
+        workers = continuous_workers(self.control)
         if raw != "driver" and raw not in workers:
             known = ", ".join(["driver", *workers])
             return _error(404, f"profiling/cpu/{raw}: no such worker here; ask for one of: {known}")
@@ -838,7 +397,7 @@ class _Handlers:
                     "stacks": thread_stacks(),
                 }
             )
-        workers = _continuous_workers(self.control)
+        workers = continuous_workers(self.control)
         if raw not in workers:
             known = ", ".join(["driver", *workers])
             return _error(404, f"dumpstack/{raw}: no such worker here; ask for one of: {known}")

@@ -131,8 +131,9 @@ class ContinuousRuntime:
         self._clock_epoch = clock.now() if clock is not None else 0.0
         self._sent_time = 0.0
         self._idle_at = (0.0, False)  # (when probed, what the probes said)
-        self._quiet_counters: dict[int, Any] | None = None
-        """The counters the last quiet probes found: the next verdict needs the same."""
+        self._quiet_counters: dict[int, int] | None = None
+        """The spouts' emits the last probes found, by worker: an idle verdict needs the
+        same twice."""
         self._fed = {
             spec.obj.feeder_key: (spec.obj, self.plan.component_tasks(cid)[0])
             for cid, spec in self.plan.components.items()
@@ -439,12 +440,13 @@ class ContinuousRuntime:
         Read from the workers' counters, Mattern's way: two rounds of probes, each
         answered at the end of a worker's turn, that find every worker with nothing
         waiting, as many tuples received as sent overall, and the same counters
-        (tuples handled, emitted, sent, received) both times, and as the previous
-        verdict found them: a slow source's tuple, done between two verdicts, is seen
-        there, not missed by probes that each fell between its tuples. Never while the
-        workers are lost or starting again. Pending trees do not count (they wait for a
-        timeout); the run loop checks them apart. Probes are at most every 50 ms on the
-        wall clock; with simulated time, on every call.
+        (tuples handled, emitted, sent, received) both times, and the spouts' emits as
+        the previous verdict found them: a slow source's tuple, done between two
+        verdicts, is seen there, not missed by probes that each fell between its tuples
+        (a tick bolt's ticks move the other counters between verdicts, and are no
+        work). Never while the workers are lost or starting again. Pending trees do not
+        count (they wait for a timeout); the run loop checks them apart. Probes are at
+        most every 50 ms on the wall clock; with simulated time, on every call.
         """
         if self.restarting:
             return False
@@ -484,8 +486,9 @@ class ContinuousRuntime:
             if not quiet:
                 return False
             rounds.append(counters)
-        previous, self._quiet_counters = self._quiet_counters, rounds[1]
-        return rounds[0] == rounds[1] == previous
+        emitted = {w: c[4] for w, c in rounds[1].items()}  # ticks do not move these
+        previous, self._quiet_counters = self._quiet_counters, emitted
+        return rounds[0] == rounds[1] and emitted == previous
 
     def busy_with(self) -> str:
         """What keeps the topology from being idle, in words."""

@@ -360,7 +360,8 @@ def _serve(
     runtime: Runtime, name: str, engine: str, master: str | None, drpc: DRPCServer | None
 ) -> ControlServer:
     """Start the run's API (the token is made up unless configured) and register it."""
-    from sparkstorm.control.api import Control, shown_configuration, topology_graph
+    from sparkstorm.control.api_model import Control
+    from sparkstorm.control.api_views import shown_configuration, topology_graph
     from sparkstorm.control.server import ControlServer, is_loopback
 
     host = runtime.conf[SPARKSTORM_UI_HOST]
@@ -407,7 +408,7 @@ def _mode(runtime: Runtime, engine: str) -> str:
 
 def _publish(server: ControlServer, runtime: Runtime, status: str | None = None) -> None:
     """Hand the API a fresh snapshot; ``status`` defaults to ACTIVE or INACTIVE."""
-    from sparkstorm.control.api import Snapshot
+    from sparkstorm.control.api_model import Snapshot
 
     stats = runtime.stats()
     control = server.control
@@ -445,7 +446,7 @@ def _publish(server: ControlServer, runtime: Runtime, status: str | None = None)
 
 def _obey(server: ControlServer, runtime: Runtime, stop: threading.Event) -> None:
     """Apply the commands the API received, between two supersteps."""
-    from sparkstorm.control.api import (
+    from sparkstorm.control.api_model import (
         ACTIVATE,
         DEACTIVATE,
         DEBUG,

@@ -14,7 +14,8 @@ import time
 import uvicorn
 
 from sparkstorm.control import registry
-from sparkstorm.control.api import Control, build_app
+from sparkstorm.control.api import build_app
+from sparkstorm.control.api_model import Control
 from sparkstorm.tasks.cpu_profile import CpuProfile
 from sparkstorm.tasks.log_levels import LogLevels
 

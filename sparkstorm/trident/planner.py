@@ -70,7 +70,26 @@ class ReturnNode(Node):
 
 
 def plan(topology: TridentTopology) -> Topology:
-    """The core topology that runs ``topology``."""
+    """The core topology that runs ``topology``, in the steps of Storm's ``build()``.
+
+    The graph completed (DRPC returns added, folded repartitions dropped) and checked;
+    its nodes grouped into bolts; the edges between groups laid; then the coordinator
+    spout and one bolt per group declared.
+    """
+    nodes, children = _completed(topology)
+    for node in nodes:
+        _check(node)
+    _check_guarantees(topology, nodes)
+    layout = _Layout(nodes, children)
+    _check_identity_partitions(layout)
+    builder = TopologyBuilder()
+    builder.set_spout(COORDINATOR, _coordinator(topology, layout))
+    _declare_bolts(builder, layout)
+    return builder.create_topology()
+
+
+def _completed(topology: TridentTopology) -> tuple[list[Node], dict[int, list[Node]]]:
+    """The nodes to run (each DRPC function's return added) and each node's children."""
     nodes = list(topology.nodes)
     children: dict[int, list[Node]] = {n.node_id: [] for n in nodes}
     for node in nodes:
@@ -85,124 +104,153 @@ def plan(topology: TridentTopology) -> Topology:
         ret = ReturnNode(leaves, server, function)
         ret.node_id = len(topology.nodes) + len(nodes)
         nodes.append(ret)
-    for node in nodes:
-        _check(node)
-    _check_guarantees(topology, nodes)
+    return nodes, children
 
+
+class _Layout:
+    """The nodes grouped into bolts, the bolts' names and parallelism, the edges between."""
+
+    def __init__(self, nodes: list[Node], children: dict[int, list[Node]]) -> None:
+        self.nodes, self.children = nodes, children
+        self.group_of, self.groups = _grouped(nodes)
+        self.names = _bolt_names(self.groups)
+        self.parallelism = [max(n.parallelism or 1 for n in group) for group in self.groups]
+        self.edges = self._edges()
+
+    def component(self, group: int) -> str:
+        """The core component that runs ``group`` (-1: the coordinator's sources)."""
+        return COORDINATOR if group < 0 else self.names[group]
+
+    def _edges(self) -> list[Edge]:
+        """One edge per parent in another group: a direct stream between two components."""
+        edges: list[Edge] = []
+        group_of = self.group_of
+        for node in self.nodes:
+            if group_of.get(node.node_id, -1) < 0:
+                continue
+            for slot, parent in enumerate(node.parents):
+                if group_of[parent.node_id] == group_of[node.node_id]:
+                    continue
+                edges.append(
+                    Edge(
+                        edge_id=len(edges),
+                        node=parent.node_id,
+                        child=node.node_id,
+                        slot=slot,
+                        from_component=self.component(group_of[parent.node_id]),
+                        to_component=self.component(group_of[node.node_id]),
+                        partitioning=node.partitionings[slot] or Partitioning(SHUFFLE),
+                        sources=parent.sources,
+                        commit_phase=parent.commit_phase,
+                    )
+                )
+        return edges
+
+    def sent_by(self, edge: Edge) -> int:
+        """How many tasks send on ``edge`` (the coordinator is one)."""
+        if edge.from_component == COORDINATOR:
+            return 1
+        return self.parallelism[self.names.index(edge.from_component)]
+
+    def named_leaves(self) -> set[int]:
+        """Named nodes that nothing follows: their tuples go out on a stream of their name."""
+        return {
+            n.node_id
+            for n in self.nodes
+            if n.named
+            and not self.children.get(n.node_id)
+            and self.group_of.get(n.node_id, -1) >= 0
+        }
+
+
+def _grouped(nodes: list[Node]) -> tuple[dict[int, int], list[list[Node]]]:
+    """Each node's group (-1: a source, run by the coordinator), and the groups' nodes.
+
+    A node joins its parent's group unless it starts one (``_starts_group``); a state
+    query joins the group of the persist it reads.
+    """
     group_of: dict[int, int] = {}
     groups: list[list[Node]] = []
     for node in nodes:
         if isinstance(node, SourceNode):
             group_of[node.node_id] = -1
-        elif isinstance(node, StaticStateNode):
             continue
-        elif isinstance(node, StateQueryNode) and isinstance(node.state_node, PersistNode):
+        if isinstance(node, StaticStateNode):
+            continue
+        if isinstance(node, StateQueryNode) and isinstance(node.state_node, PersistNode):
             group = group_of[node.state_node.node_id]
-            group_of[node.node_id] = group
-            groups[group].append(node)
         elif _starts_group(node, group_of):
-            group_of[node.node_id] = len(groups)
-            groups.append([node])
+            group = len(groups)
+            groups.append([])
         else:
             group = group_of[node.parents[0].node_id]
-            group_of[node.node_id] = group
-            groups[group].append(node)
+        group_of[node.node_id] = group
+        groups[group].append(node)
+    return group_of, groups
 
-    names = _bolt_names(groups)
 
-    def component(group: int) -> str:
-        return COORDINATOR if group < 0 else names[group]
-
-    edges: list[Edge] = []
-    for node in nodes:
-        if node.node_id not in group_of or group_of[node.node_id] < 0:
+def _check_identity_partitions(layout: _Layout) -> None:
+    """An identity partition sends partition i to partition i: both sides equally wide."""
+    for edge in layout.edges:
+        if edge.partitioning.kind != IDENTITY:
             continue
-        for slot, parent in enumerate(node.parents):
-            if group_of[parent.node_id] == group_of[node.node_id]:
-                continue
-            edges.append(
-                Edge(
-                    edge_id=len(edges),
-                    node=parent.node_id,
-                    child=node.node_id,
-                    slot=slot,
-                    from_component=component(group_of[parent.node_id]),
-                    to_component=component(group_of[node.node_id]),
-                    partitioning=node.partitionings[slot] or Partitioning(SHUFFLE),
-                    sources=parent.sources,
-                    commit_phase=parent.commit_phase,
-                )
+        sent, got = layout.sent_by(edge), layout.parallelism[layout.group_of[edge.child]]
+        if sent != got:
+            msg = (
+                f"identity_partition() from {edge.from_component!r} ({sent} partitions) "
+                f"to {edge.to_component!r} ({got}): it sends each partition to the one "
+                f"of the same index, so both need the same parallelism_hint"
             )
-    parallelism = [max(n.parallelism or 1 for n in group) for group in groups]
-    for edge in edges:  # an identity partition sends partition i to partition i
-        if edge.partitioning.kind == IDENTITY:
-            sent = 1 if edge.from_component == COORDINATOR else parallelism[group_of[edge.node]]
-            got = parallelism[group_of[edge.child]]
-            if sent != got:
-                msg = (
-                    f"identity_partition() from {edge.from_component!r} ({sent} partitions) "
-                    f"to {edge.to_component!r} ({got}): it sends each partition to the one "
-                    f"of the same index, so both need the same parallelism_hint"
-                )
-                raise InvalidTopologyError(msg, component=edge.to_component)
-    named_leaves = {
-        n.node_id
-        for n in nodes
-        if n.named and not children.get(n.node_id) and group_of.get(n.node_id, -1) >= 0
-    }
+            raise InvalidTopologyError(msg, component=edge.to_component)
 
-    builder = TopologyBuilder()
-    by_node = {n.node_id: n for n in nodes}
+
+def _coordinator(topology: TridentTopology, layout: _Layout) -> Coordinator:
+    """The spout that runs every Trident spout and DRPC function, and the commits."""
+    by_node = {n.node_id: n for n in layout.nodes}
     spout_edges: dict[str, list[Edge]] = {tx: [] for tx in topology.spouts}
     drpc_edges: dict[str, list[Edge]] = {f: [] for f in topology.drpc}
-    for edge in edges:
+    for edge in layout.edges:
         origin = by_node[edge.node]
         if isinstance(origin, SourceNode):
             (spout_edges if TX in origin.sources else drpc_edges)[origin.key].append(edge)
-    committers = [i for i, group in enumerate(groups) if any(_buffered(n) for n in group)]
+    nodes = layout.nodes
     states: list[tuple[str, Stored]] = [
         (n.label, n.factory) for n in nodes if isinstance(n, PersistNode | WindowNode)
     ]
-    by_time = any(isinstance(n, WindowNode) and not n.config.by_count for n in nodes)
-    coordinator = Coordinator(
+    return Coordinator(
         topology.spouts,
         spout_edges,
         topology.drpc,
         drpc_edges,
         states,
         committers=any(isinstance(n, CommitNode) for n in nodes),
-        commit_empty=by_time,
+        commit_empty=any(isinstance(n, WindowNode) and not n.config.by_count for n in nodes),
     )
-    builder.set_spout(COORDINATOR, coordinator)
-    for i, members in enumerate(groups):
-        inputs = [e for e in edges if e.to_component == component(i)]
-        outputs = [e for e in edges if e.from_component == component(i)]
+
+
+def _declare_bolts(builder: TopologyBuilder, layout: _Layout) -> None:
+    """One :class:`TridentBolt` per group, subscribed to its edges in.
+
+    A group that holds a persist or a window takes the coordinator's commits too.
+    """
+    leaves = layout.named_leaves()
+    for i, members in enumerate(layout.groups):
+        name = layout.component(i)
+        inputs = [e for e in layout.edges if e.to_component == name]
+        outputs = [e for e in layout.edges if e.from_component == name]
         expected: dict[Any, int] = {}
         for edge in inputs:
-            upstream = (
-                1
-                if edge.from_component == COORDINATOR
-                else parallelism[names.index(edge.from_component)]
-            )
             for source in edge.sources:
                 key = (source, edge.commit_phase)
-                expected[key] = expected.get(key, 0) + upstream
-        declarer = builder.set_bolt(
-            component(i),
-            TridentBolt(
-                members,
-                inputs,
-                outputs,
-                expected,
-                [n for n in members if n.node_id in named_leaves],
-            ),
-            parallelism[i],
+                expected[key] = expected.get(key, 0) + layout.sent_by(edge)
+        bolt = TridentBolt(
+            members, inputs, outputs, expected, [n for n in members if n.node_id in leaves]
         )
+        declarer = builder.set_bolt(name, bolt, layout.parallelism[i])
         for edge in inputs:
             declarer.direct_grouping(edge.from_component, edge.stream)
-        if i in committers:
+        if any(_buffered(n) for n in members):
             declarer.all_grouping(COORDINATOR, COMMIT_STREAM)
-    return builder.create_topology()
 
 
 def _bolt_names(groups: list[list[Node]]) -> list[str]:

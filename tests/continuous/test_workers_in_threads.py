@@ -169,6 +169,20 @@ def test_a_first_start_that_fails_is_a_loss_like_any_other_and_the_run_goes_on(m
     assert runtime.stats()["numbers"]["acked"] == 500
 
 
+def until_idle(runtime: ContinuousRuntime, grace: float, limit: float = 30) -> float:
+    """run.py's until-idle loop: seconds until idle with nothing pending for ``grace``."""
+    started, quiet_since = time.monotonic(), None
+    while time.monotonic() - started < limit:
+        runtime.step()
+        if runtime.idle() and not runtime.pending_count():
+            quiet_since = quiet_since or time.monotonic()
+            if time.monotonic() - quiet_since >= grace:
+                break
+        else:
+            quiet_since = None
+    return time.monotonic() - started
+
+
 def test_a_slow_source_is_not_taken_for_idle_between_its_tuples():
     """One tuple every 150 ms for 2 s, each done in a millisecond: almost every probe
     finds the workers quiet. An until-idle run ended after the grace period while the
@@ -181,16 +195,25 @@ def test_a_slow_source_is_not_taken_for_idle_between_its_tuples():
     builder.set_bolt("check", InOrder()).shuffle_grouping("slow")
     engine = ContinuousEngine(ThreadLauncher(), "127.0.0.1", 2)
     runtime = ContinuousRuntime("slow", builder.create_topology(), Config(), engine)
-    started, quiet_since = time.monotonic(), None
-    while time.monotonic() - started < 30:  # run.py's until-idle loop, grace 0.5 s
-        runtime.step()
-        if runtime.idle() and not runtime.pending_count():
-            quiet_since = quiet_since or time.monotonic()
-            if time.monotonic() - quiet_since >= 0.5:
-                break
-        else:
-            quiet_since = None
-    ended = time.monotonic() - started
+    ended = until_idle(runtime, grace=0.5)
     runtime.kill(drain_secs=5, wait_pending=True)
     assert runtime.stats()["slow"]["acked"] >= 13, runtime.stats()["slow"]
     assert ended >= 2.0, f"taken for idle after {ended:.2f} s, while the source still sent"
+
+
+def test_a_bolt_ticking_fast_does_not_keep_a_finished_run_from_idle():
+    """Ticks every 50 ms move a worker's counters between every two verdicts: they are
+    no work, and a finished run still ends (a Kafka sink ticks every 100 ms)."""
+    from tests.continuous.components import HoldUntilTick
+
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", NumberSpout(50))
+    builder.set_bolt("hold", HoldUntilTick(most=1000)).shuffle_grouping(
+        "numbers"
+    ).add_configuration("topology.tick.tuple.freq.secs", 0.05)
+    engine = ContinuousEngine(ThreadLauncher(), "127.0.0.1", 2)
+    runtime = ContinuousRuntime("ticks", builder.create_topology(), Config(), engine)
+    ended = until_idle(runtime, grace=0.5, limit=20)
+    runtime.kill(drain_secs=5, wait_pending=True)
+    assert runtime.stats()["numbers"]["acked"] == 50
+    assert ended < 15, "a run whose bolt ticks never went idle"

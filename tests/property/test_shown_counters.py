@@ -19,7 +19,8 @@ import httpx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sparkstorm.control.api import Control, Snapshot, build_app
+from sparkstorm.control.api import build_app
+from sparkstorm.control.api_model import Control, Snapshot
 from sparkstorm.control.continuous import ContinuousRuntime
 from sparkstorm.engines.continuous.worker import WorkerReport
 from sparkstorm.tasks.metrics import TaskStats, by_component, by_task

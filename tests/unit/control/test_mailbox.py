@@ -15,7 +15,7 @@ import pytest
 import zmq
 
 from sparkstorm.control import mailbox
-from sparkstorm.control.api import shown_configuration
+from sparkstorm.control.api_views import shown_configuration
 from sparkstorm.control.drpc import DRPCServer
 from sparkstorm.engines import driver_address
 

@@ -1,0 +1,7 @@
+"""``python -m sparkstorm.cli``."""
+
+import sys
+
+from sparkstorm.cli import main
+
+sys.exit(main())

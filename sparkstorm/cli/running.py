@@ -1,0 +1,301 @@
+"""``sparkstorm run``: the live table, the run, and the summary that ends it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.live import Live
+
+from sparkstorm.config import (
+    SPARKSTORM_SPARK_MODE,
+    resolve,
+    state_provider,
+)
+from sparkstorm.errors import InvalidTopologyError, RunAborted, SparkStormError
+from sparkstorm.topology.builder import Topology
+
+if TYPE_CHECKING:
+    from sparkstorm.control.run import RunResult
+
+from sparkstorm.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from sparkstorm.cli.loading import load_target
+
+REFRESH_SECS = 0.5
+"""How often the live table is redrawn (between supersteps: a longer superstep delays it)."""
+
+
+def summary_console() -> Console:
+    """Where the run's lines and tables go: stdout, as wide as the terminal.
+
+    Output that is not a terminal (a log, CI) is never wrapped mid-sentence: a line is
+    as long as it is, and the tables get 160 columns (or ``COLUMNS``, if it says more
+    than the 110 they need).
+    """
+    if sys.stdout.isatty():
+        return Console(stderr=False)
+    columns = os.environ.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() and int(columns) >= 110 else 160
+    return Console(stderr=False, width=width, soft_wrap=True)
+
+
+def outcome(result: Any) -> tuple[int, list[str]]:
+    """The exit code of a finished run and the summary lines that explain it.
+
+    Trees failed with ``shutdown`` are the stop itself, not a failure of the run; what
+    the engine recovered from (a lost worker or superstep) is said, not counted.
+    """
+    reasons: Counter[str] = Counter()
+    for row in result.stats.values():
+        if row.get("kind") == "spout":
+            reasons.update(row.get("fail_reasons", {}))
+    shutdown = reasons.pop("shutdown", 0)
+    distinct: Counter[tuple[str, str]] = Counter()
+    recovered = []
+    for error in result.errors:
+        if error.recovered:
+            recovered.append(f"recovered in {error.component}: {error.message.splitlines()[0]}")
+        else:
+            distinct[(error.component, error.message.splitlines()[0])] += error.count
+    lines = recovered + [
+        f"error in {component} (x{count:,}): {message}"
+        if count > 1
+        else f"error in {component}: {message}"
+        for (component, message), count in distinct.most_common(10)
+    ]
+    if len(distinct) > 10:
+        lines.append(f"... and {len(distinct) - 10} more distinct errors (see --stats-json)")
+    failed = sum(reasons.values())
+    problems = []
+    if failed:
+        why = ", ".join(f"{reason} {n:,}" for reason, n in reasons.most_common())
+        problems.append(f"{failed:,} tuple trees failed ({why})")
+    if result.errors_dropped:
+        lines.append(
+            f"{result.errors_dropped:,} more errors were reported; the run keeps the first "
+            f"and the latest"
+        )
+    if distinct or result.errors_dropped:
+        problems.append(f"{distinct.total() + result.errors_dropped:,} errors reported by tasks")
+    if shutdown:
+        lines.append(f"{shutdown:,} tuple trees still pending at the stop failed with shutdown")
+    for (component, stream), dropped in result.captured_dropped.items():
+        lines.append(
+            f"captured {component}/{stream}: the oldest {dropped:,} values were dropped to keep "
+            f"the latest (sparkstorm.capture.max.values)"
+        )
+    if problems:
+        lines.append("run failed: " + "; ".join(problems))
+    if result.interrupted:
+        return EXIT_INTERRUPTED, lines
+    return (EXIT_FAILED if problems else EXIT_OK), lines
+
+
+class _StderrNow(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is at the time, so the live table can redirect it."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+def _not_an_interrupt(record: logging.LogRecord) -> bool:
+    """Drop libraries' tracebacks of a Ctrl-C (py4j logs one); the CLI says it in a line."""
+    return not (record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt))
+
+
+def setup_logging() -> None:
+    """Warnings and errors as plain lines on stderr, for the command line."""
+    handler = _StderrNow()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.addFilter(_not_an_interrupt)
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)
+    # pika logs each failed connection attempt with a traceback; the RabbitMQ spout
+    # reports it once, in one line naming host, port, vhost and cause.
+    logging.getLogger("pika").setLevel(logging.CRITICAL)
+    logging.getLogger("sparkstorm.debug").setLevel(logging.INFO)  # topology.debug's lines
+
+
+def _callbacks(console: Console, name: str) -> dict[str, Any]:
+    """``run``'s ``on_start`` and ``on_stopping``: what the terminal says at each."""
+
+    def started(runtime: Any) -> None:
+        url = runtime.engine.ui_url
+        if url:
+            console.print(f"Spark UI: {url}")
+        if runtime.api_shown:
+            shown, token = runtime.api_shown
+            console.print(f"UI: {shown}/  (REST API: /api/v1/topology/{name})")
+            if token:  # off loopback the control routes need it: say it here, once
+                console.print(f"token: {token}  (Authorization: Bearer TOKEN, for the controls)")
+        log_file = runtime.engine.log_file
+        if log_file:
+            console.print(f"Spark log: {log_file}")
+        checkpoints = runtime.checkpoints
+        if checkpoints.enabled:
+            provider = state_provider(runtime.conf)
+            if checkpoints.committed >= 0:
+                console.print(
+                    f"state: resuming {name!r} from checkpoint {checkpoints.committed} "
+                    f"({provider} provider)"
+                )
+            else:
+                console.print(
+                    f"state: no checkpoint of {name!r} in the {provider} provider: the "
+                    f"stateful bolts start empty (state is kept under the topology's name)"
+                )
+
+    def stopping(runtime: Any, drain_secs: float) -> None:
+        pending = runtime.pending_count()
+        if pending:
+            console.print(
+                f"stopping: waiting up to {drain_secs:g}s for {pending:,} pending tuple "
+                f"trees to complete (a second Ctrl-C or SIGTERM stops at once)"
+            )
+
+    return {"on_start": started, "on_stopping": stopping}
+
+
+def _run(
+    topology: Topology,
+    conf: dict[str, Any],
+    args: argparse.Namespace,
+    console: Console,
+    options: dict[str, Any],
+) -> RunResult:
+    """Run the topology, with the live table unless ``--quiet``."""
+    from sparkstorm.control.run import run
+    from sparkstorm.display import stats_table
+
+    mode = spark_mode(args, conf)
+    if args.quiet:
+        return run(topology, conf, args.engine, **options)
+    with Live(console=console, refresh_per_second=2, transient=True) as live:
+
+        def progress(runtime: Any) -> None:
+            title = (
+                f"{options['name']}  t={runtime.now():.0f}s  in flight "
+                f"{runtime.in_flight:,}  {_steps(mode)} {runtime.supersteps_run:,}"
+            )
+            if runtime.draining_until is not None:  # the graceful stop: a countdown
+                left = max(0.0, runtime.draining_until - time.monotonic())
+                title += f"  stopping: {runtime.pending_count():,} pending, {left:.0f}s left"
+            live.update(stats_table(runtime.stats(), title, console.width))
+
+        return run(
+            topology, conf, args.engine, on_progress=progress, progress_secs=REFRESH_SECS, **options
+        )
+
+
+def spark_mode(args: argparse.Namespace, conf: dict[str, Any]) -> str | None:
+    """The Spark engine's mode this run uses (None on the local engine)."""
+    return str(resolve(conf)[SPARKSTORM_SPARK_MODE]) if args.engine == "spark" else None
+
+
+def _steps(mode: str | None) -> str:
+    """What the run's step count counts: supersteps, or the continuous workers' turns."""
+    return "worker turns" if mode == "continuous" else "supersteps"
+
+
+def _finish(
+    result: RunResult,
+    args: argparse.Namespace,
+    module: Any,
+    console: Console,
+    mode: str | None = None,
+) -> int:
+    """Write ``--stats-json``, print the summary and the module's ``report``; the exit code."""
+    from sparkstorm.display import stats_table
+
+    if args.stats_json:
+        summary = {
+            "name": result.name,
+            "engine": args.engine,
+            "elapsed_secs": result.elapsed_secs,
+            "startup_secs": result.startup_secs,
+            "supersteps": result.supersteps,
+            "interrupted": result.interrupted,
+            "profile_secs": result.profile,
+            "components": result.stats,
+            "errors": [vars(e) for e in result.errors],
+        }
+        Path(args.stats_json).write_text(json.dumps(summary, indent=2, default=str))
+    code, lines = outcome(result)
+    how = "interrupted" if result.interrupted else "finished"
+    console.print(
+        stats_table(
+            result.stats,
+            f"{result.name}: {how} after {result.elapsed_secs:.1f}s on {args.engine}"
+            f"{f' ({mode} mode)' if mode else ''} (start-up {result.startup_secs:.1f}s, "
+            f"{result.supersteps} {_steps(mode)})",
+            console.width if console.is_terminal else None,  # a file or pipe gets every column
+        )
+    )
+    report = getattr(module, "report", None)
+    if callable(report):
+        report(result)
+    for line in lines:
+        print(line, file=sys.stderr)
+    return code
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """``sparkstorm run``: load the target, run it, print the summary; the exit code."""
+    setup_logging()
+    console = summary_console()
+    loaded = load_target(args)
+    if isinstance(loaded, int):
+        return loaded
+    topology, conf, module = loaded
+    name = args.name or Path(str(args.target).split(":")[0]).stem.split(".")[-1]
+    # -t 0 asks for no limit: until stopped, even for a module that sets UNTIL_IDLE
+    until_idle = args.until_idle or (args.duration is None and getattr(module, "UNTIL_IDLE", False))
+    if args.duration == math.inf:
+        args.duration = None
+    options: dict[str, Any] = {
+        "master": args.master,
+        "duration": args.duration,
+        "until_idle": until_idle,
+        "name": name,
+        "spark_ui": not args.no_spark_ui,
+        "api": not args.no_ui,
+        **_callbacks(console, name),
+    }
+    if not args.no_ui:
+        from sparkstorm.control import registry
+
+        try:
+            registry.check_free(name)  # before Spark starts, not after
+        except ValueError as exc:
+            print(f"sparkstorm: error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    try:
+        result = _run(topology, conf, args, console, options)
+    except InvalidTopologyError as exc:
+        print(f"sparkstorm: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except RunAborted as exc:
+        print(f"sparkstorm: {exc}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        print("sparkstorm: interrupted during start-up; nothing ran", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except SparkStormError as exc:
+        print(f"sparkstorm: error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    return _finish(result, args, module, console, spark_mode(args, conf))
