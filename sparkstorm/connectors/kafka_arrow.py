@@ -271,38 +271,44 @@ class KafkaArrowBolt(ArrowBolt):
         self.producer.poll(0)
 
     def execute_batch(self, batch: pa.RecordBatch) -> None:
-        """Produce every row; each is acked or failed on its delivery report."""
+        """Produce every row (one ``produce_batch``); each is acked or failed on its report."""
         values = self._column(batch, self.value_field, required=True)
         keys = self._column(batch, self.key_field, required=False)
         writes = _Writes(self, batch, keys, values)
-        produce, report, topic = self.producer.produce, writes.report, self.topic
-        for row, (key, value) in enumerate(zip(keys, values, strict=True)):
-            try:
-                produce(topic, value, key, on_delivery=report)
-            except BufferError:
-                self._produce_when_room(topic, value, key, report, writes, row)
-            except KafkaException as exc:
-                writes.refused(row, exc)
+        messages = [{"key": k, "value": v} for k, v in zip(keys, values, strict=True)]
+        self._produce(messages, list(range(len(messages))), writes)
         writes.all_produced()
         self.producer.poll(0)
 
-    def _produce_when_room(
-        self, topic: str, value: Any, key: Any, report: Any, writes: _Writes, row: int
-    ) -> None:
-        """Wait for room in the producer's queue (serving reports) up to ``QUEUE_FULL_SECS``."""
-        deadline = time.monotonic() + QUEUE_FULL_SECS
+    def _produce(self, messages: list[dict[str, Any]], rows: list[int], writes: _Writes) -> None:
+        """Hand ``messages`` (of ``rows``) to the producer.
+
+        A full queue is waited on, serving reports, for up to ``QUEUE_FULL_SECS``; a
+        message the producer refuses fails its row.
+        """
+        deadline = 0.0
+        sending = messages
         while True:
+            queued = self.producer.produce_batch(self.topic, sending, on_delivery=writes.report)
+            if queued == len(sending):
+                return
+            full = []
+            for row, message in zip(rows, sending, strict=True):
+                error = message.pop("_error", None)
+                if error is None:
+                    continue
+                if error.code() == KafkaError._QUEUE_FULL:
+                    full.append(row)
+                else:
+                    writes.refused(row, KafkaException(error))
+            now = time.monotonic()
+            deadline = deadline or now + QUEUE_FULL_SECS
+            if not full or now >= deadline:
+                for row in full:
+                    writes.refused(row, BufferError("the producer's queue stayed full"))
+                return
             self.producer.poll(0.01)
-            try:
-                self.producer.produce(topic, value, key, on_delivery=report)
-                return
-            except BufferError as exc:
-                if time.monotonic() >= deadline:
-                    writes.refused(row, exc)
-                    return
-            except KafkaException as exc:
-                writes.refused(row, exc)
-                return
+            rows, sending = full, [messages[row] for row in full]
 
     def _column(self, batch: pa.RecordBatch, name: str, required: bool) -> list[Any]:
         """Column ``name`` as the producer takes it: str, bytes or None a row."""

@@ -122,6 +122,21 @@ def test_the_bolt_fails_a_refused_write_alone_and_acks_the_rest(kafka):
     assert any("KafkaArrowBolt 'out': 1 of" in e and "size too large" in e for e in errors)
 
 
+def test_a_full_producer_queue_slows_the_bolt_down_and_fails_nothing(kafka):
+    """librdkafka's queue holds 5 records: the rows that did not fit wait for room, the
+    bolt serving delivery reports meanwhile."""
+    source, sink = kafka.topic(), kafka.topic()
+    kafka.topic_named(f"{source}-dead")
+    kafka.produce(source, [f"word {i}".encode() for i in range(200)])
+    small = KafkaArrowBolt(
+        kafka.bootstrap, sink, "key", "message", extra={"queue.buffering.max.messages": 5}
+    )
+    result = run_on("local", sink_topology(kafka, source, small), {}, until_idle=True)
+    spout = result.stats["records"]
+    assert (spout["acked"], spout["failed"]) == (200, 0)
+    assert len(kafka.read(sink, 200)) == 200
+
+
 def test_a_failed_delivery_fails_its_rows_and_says_which_topic(kafka):
     """The broker refuses every write (the topic's name is invalid): no row is acked,
     every record is failed and dead-lettered, and the error names the bolt and topic."""
