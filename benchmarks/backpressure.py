@@ -7,8 +7,10 @@ spout's time per tuple (a busy wait), acking on, default configuration: no
 ``topology.max.spout.pending``. What keeps memory bounded is the engine itself: in the
 continuous mode a worker stops asking its spouts while its backlog is over
 ``MAX_BACKLOG`` tuples and stops reading its socket, so peers' frames wait in ZeroMQ's
-high-water marks. The table gives the resident memory of the whole process tree
-(driver, JVM, Python workers) every 10 s, its growth from the first sample after 20 s to
+high-water marks. ``continuous-arrow`` runs the same pair in columns (batches of 1,000
+rows, every row a tracked message): the backlog counts rows, not batches. The table
+gives the resident memory of the whole process tree (driver, JVM, Python workers) every
+10 s, its growth from the first sample after 20 s to
 the last, and what was acked and failed: flat memory and nothing failed is the target.
 """
 
@@ -25,6 +27,7 @@ from benchmarks.modes import engine_for
 from benchmarks.report import report
 from benchmarks.rss import _tree_rss_bytes
 from sparkstorm import Bolt, Config, Fields, Spout, TopologyBuilder, run
+from sparkstorm.arrow import ArrowBolt, ArrowSpout
 
 SPOUT_SECS = 20e-6
 """What the spout spends per tuple (a busy wait): about 50,000 tuples/s at most."""
@@ -74,11 +77,63 @@ class SlowBolt(Bolt):
         pass
 
 
+BATCH_ROWS = 1000
+"""Rows an Arrow spout's batch holds."""
+
+
+class FastBatches(ArrowSpout):
+    """``FastSpout`` in columns: a batch of tracked rows a call, each row's time spent."""
+
+    def open(self, conf: Any, context: Any, collector: Any) -> None:
+        import pyarrow as pa
+
+        self.pa, self.collector = pa, collector
+        self.next = 0
+        self.replays: list[int] = []
+        self.payload = pa.array(["x" * 100] * BATCH_ROWS)
+
+    def next_batch(self) -> None:
+        _spin(SPOUT_SECS * BATCH_ROWS)
+        ids = self.replays[:BATCH_ROWS]
+        self.replays = self.replays[BATCH_ROWS:]
+        fresh = BATCH_ROWS - len(ids)
+        ids += range(self.next, self.next + fresh)
+        self.next += fresh
+        numbers = self.pa.array(ids, self.pa.int64())
+        batch = self.pa.record_batch([numbers, self.payload], names=["number", "payload"])
+        self.collector.emit_batch(batch, ids)
+
+    def fail(self, msg_id: Any, reason: Any = None) -> None:
+        self.replays.append(msg_id)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("number", "payload"))
+
+
+class SlowRows(ArrowBolt):
+    """Spends ten times the spout's time on each row of a batch, then acks them."""
+
+    def prepare(self, conf: Any, context: Any, collector: Any) -> None:
+        self.collector = collector
+
+    def execute_batch(self, batch: Any) -> None:
+        _spin(SPOUT_SECS * SLOWDOWN * batch.num_rows)
+        self.collector.ack_batch(batch)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        pass
+
+
 def measure(spark: Any, mode: str, secs: float) -> dict[str, Any]:
-    """One run of ``secs`` seconds: RSS samples every 10 s, acked and failed."""
+    """One run of ``secs`` seconds: RSS samples every 10 s, acked and failed.
+
+    ``mode`` ending in ``-arrow``: the same pair in columns (rows are messages).
+    """
     builder = TopologyBuilder()
-    builder.set_spout("fast", FastSpout())
-    builder.set_bolt("slow", SlowBolt()).shuffle_grouping("fast")
+    columns = mode.endswith("-arrow")
+    mode = mode.removesuffix("-arrow")
+    builder.set_spout("fast", FastBatches() if columns else FastSpout())
+    builder.set_bolt("slow", SlowRows() if columns else SlowBolt()).shuffle_grouping("fast")
     conf = Config()
     engine = engine_for(mode, conf)
     samples: list[tuple[float, int]] = []
@@ -126,7 +181,9 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--secs", type=float, default=120.0)
-    parser.add_argument("--modes", default="continuous,spark,local")
+    parser.add_argument(
+        "--modes", default="continuous,continuous-arrow", help="add -arrow for the columnar pair"
+    )
     parser.add_argument("--save", action="store_true")
     args = parser.parse_args()
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
