@@ -203,6 +203,16 @@ class RowCodec:
         return out
 
 
+def extra_rows(task_runs: list[_Run]) -> int:
+    """Rows the record batches of one task's runs hold beyond one each (a backlog's)."""
+    return sum(
+        batch.num_rows - 1
+        for _, _, values_list, batches in task_runs
+        if values_list is None
+        for batch in batches
+    )
+
+
 def new_columns() -> dict[str, list[Any]]:
     """Empty column lists in :data:`ARROW_SCHEMA` order."""
     return {name: [] for name in ARROW_SCHEMA.names}

@@ -43,7 +43,7 @@ from sparkstorm.config import (
     TOPOLOGY_TESTING_ALWAYS_TRY_SERIALIZE,
 )
 from sparkstorm.engines.continuous.security import RunKeys
-from sparkstorm.engines.rows import RowCodec
+from sparkstorm.engines.rows import RowCodec, extra_rows
 from sparkstorm.errors import SparkStormError
 from sparkstorm.reliability.base_collector import ReportedError
 from sparkstorm.reliability.debug import apply_debug
@@ -62,6 +62,7 @@ from sparkstorm.tasks.task_runner import BoltTask
 from sparkstorm.tasks.task_state import snapshot
 from sparkstorm.tasks.ticks import due, tickers_for
 from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.row_batch import RowBatch
 from sparkstorm.topology.tuple import Row, Tuple, checkpoint_tuple
 
 log = logging.getLogger(__name__)
@@ -190,7 +191,12 @@ class _Peer:
     socket: Any
     rows: list[Row] = field(default_factory=list)
     since: float = 0.0
-    frames: deque[tuple[bytes, int]] = field(default_factory=deque)
+    frames: deque[tuple[bytes, int, int]] = field(default_factory=deque)
+    """Frames not taken yet: (frame, tuples in it, rows its record batches add)."""
+    rows_extra: int = 0
+    """Rows the record batches among ``rows`` hold beyond one each."""
+    extra: int = 0
+    """Rows the record batches bound for the peer hold beyond one each (rows and frames)."""
 
 
 class Worker:
@@ -228,6 +234,8 @@ class Worker:
             if where[t] == index
         }
         self.inbox: dict[int, list[Tuple]] = {t: [] for t in self.bolts}
+        self.inbox_extra: dict[int, int] = dict.fromkeys(self.bolts, 0)
+        """Rows the record batches in each inbox hold beyond one each (the backlog's)."""
         self.tickers = tickers_for(plan, plan.conf, set(self.bolts))
         self.active = False
         self.paused = False
@@ -439,8 +447,10 @@ class Worker:
             self.dropped += len(tuples)
             self.inbox[task] = []
         for peer in self.peers.values():
-            self.dropped += len(peer.rows) + sum(count for _, count in peer.frames)
+            self.dropped += len(peer.rows) + sum(count for _, count, _ in peer.frames)
             peer.rows, peer.frames = [], deque()
+            peer.rows_extra = peer.extra = 0
+        self.inbox_extra = dict.fromkeys(self.inbox, 0)
         self.queued = 0
         self._system("rollback", txid, tasks)
 
@@ -483,11 +493,11 @@ class Worker:
                 if generation < self.generation:  # sent before a rollback
                     self.dropped += len(tuples)
                 else:
-                    self._deliver(task, tuples, now)
+                    self._deliver(task, tuples, now, extra_rows(task_runs))
         self.received += got
         return got
 
-    def _deliver(self, task: int, tuples: list[Tuple], now: float) -> None:
+    def _deliver(self, task: int, tuples: list[Tuple], now: float, extra: int = 0) -> None:
         spout = self.spouts.get(task)
         if spout is not None:  # the acker's outcomes: the spout task that emitted the roots
             for tup in tuples:
@@ -495,10 +505,18 @@ class Worker:
             self.handled += len(tuples)
         else:
             self.inbox[task].extend(tuples)
-            self.queued += len(tuples)
+            self.queued += len(tuples) + extra
+            self.inbox_extra[task] += extra
 
-    def _route(self, rows: list[Row], now: float) -> None:
-        """Hand rows to local tasks, or to the peer that holds their task."""
+    def _route(self, rows: list[Row], now: float, columns: bool = False) -> None:
+        """Hand rows to local tasks, or to the peer that holds their task.
+
+        ``columns``: the rows came from an Arrow component, and a record batch counts in
+        the backlog as the rows it holds (the check costs the tuple path nothing).
+        """
+        if columns:
+            self._route_columns(rows, now)
+            return
         where, index, peers, inbox = self.plan.worker_of, self.index, self.peers, self.inbox
         local = 0
         for row in rows:
@@ -519,6 +537,26 @@ class Worker:
                 self.handled += 1
         self.queued += local
 
+    def _route_columns(self, rows: list[Row], now: float) -> None:
+        """:meth:`_route` for an Arrow component's rows: record batches weighed in rows."""
+        where, index = self.plan.worker_of, self.index
+        for row in rows:
+            tup = row[1]
+            extra = tup.num_rows - 1 if tup.__class__ is RowBatch else 0
+            if not extra:
+                self._route([row], now)
+                continue
+            task = row[0]
+            worker = where[task]
+            if worker != index:
+                peer = self.peers[worker]
+                peer.rows_extra += extra
+                peer.extra += extra
+            elif task in self.inbox:
+                self.queued += extra
+                self.inbox_extra[task] += extra
+            self._route([row], now)
+
     def _run_bolts(self, now: float) -> int:
         ran = 0
         for task_id, task in self.bolts.items():
@@ -526,7 +564,8 @@ class Worker:
             if not tuples:
                 continue
             self.inbox[task_id] = []
-            self.queued -= len(tuples)
+            self.queued -= len(tuples) + self.inbox_extra[task_id]
+            self.inbox_extra[task_id] = 0
             ran += len(tuples)
             self.handled += len(tuples)
             out: list[Row] = []
@@ -535,7 +574,7 @@ class Worker:
             task.collector.hand_over(self.errors, self.debug)
             if self.try_serialize:
                 snapshot(task)  # raises, naming the attribute that cannot be pickled
-            self._route(out, now)
+            self._route(out, now, task.columnar)
         return ran
 
     def _run_spouts(self, now: float) -> int:
@@ -547,12 +586,12 @@ class Worker:
                 emitted += spout.next_batch(SPOUT_CALLS)
             rows = spout.drain()  # with what ack()/fail() emitted (replays)
             spout.collector.hand_over(self.errors, self.debug)
-            self._route(rows, now)
+            self._route(rows, now, spout.columnar)
         return emitted
 
     def _backlog(self) -> int:
         return self.queued + sum(
-            len(p.rows) + p.frames.__len__() * FRAME_TUPLES for p in self.peers.values()
+            len(p.rows) + p.frames.__len__() * FRAME_TUPLES + p.extra for p in self.peers.values()
         )
 
     def _flush(self) -> None:
@@ -562,16 +601,17 @@ class Worker:
         for peer in self.peers.values():
             if peer.rows and (len(peer.rows) >= FRAME_TUPLES or now - peer.since >= FLUSH_SECS):
                 runs, _ = self.codec.runs(peer.rows)
-                peer.frames.append((self.codec.frame(runs), len(peer.rows)))
-                peer.rows = []
+                peer.frames.append((self.codec.frame(runs), len(peer.rows), peer.rows_extra))
+                peer.rows, peer.rows_extra = [], 0
             while peer.frames:
-                frame, count = peer.frames[0]
+                frame, count, extra = peer.frames[0]
                 try:
                     peer.socket.send_multipart([header, frame], zmq.NOBLOCK, copy=False)
                 except zmq.Again:
                     break  # the peer's queue is full: the frame waits here (backpressure)
                 peer.frames.popleft()
                 self.sent += count
+                peer.extra -= extra
 
     def _report(self, final: bool = False, failure: BaseException | None = None) -> None:
         self._next_report = time.monotonic() + REPORT_SECS
