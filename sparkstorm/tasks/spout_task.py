@@ -188,11 +188,12 @@ class SpoutTask:
         self.collector.send_to(self.outbox)
         return rows
 
-    def next_batch(self, max_calls: int) -> int:
+    def next_batch(self, max_calls: int, max_emits: int | None = None) -> int:
         """Call ``next_tuple`` up to ``max_calls`` times; stop early when it emits nothing.
 
-        Respects ``topology.max.spout.pending``. Returns how many messages the spout took
-        (emits, and after a restart, messages acked as committed already);
+        Respects ``topology.max.spout.pending``, and stops once ``max_emits`` tuples (or
+        rows: an Arrow spout's batch counts its rows) are out. Returns how many messages
+        the spout took (emits, and after a restart, messages acked as committed already);
         ``saturated`` tells whether it would have taken more calls.
         """
         collector = self.collector
@@ -201,10 +202,13 @@ class SpoutTask:
         next_tuple = self.spout.next_tuple
         self.saturated = False
         self.calling = "next_tuple"
+        most = start + max_emits if max_emits is not None else None
         for _ in range(max_calls):
             if limit is not None and len(pending) >= limit:
                 break
             before = collector.emitted
+            if most is not None and before >= most:
+                break
             try:
                 next_tuple()
             except Exception as exc:

@@ -199,6 +199,30 @@ class _Peer:
     """Rows the record batches bound for the peer hold beyond one each (rows and frames)."""
 
 
+def _frame_sized(rows: list[Row], extra: int) -> list[tuple[list[Row], int]]:
+    """``rows`` in pieces of at most ``FRAME_TUPLES`` rows, a record batch weighing its rows.
+
+    A frame is read whole: one full of record batches would put many times
+    ``MAX_BACKLOG`` rows in its receiver's backlog at once. Tuples go in one piece.
+    """
+    if not extra:
+        return [(rows, 0)]
+    pieces: list[tuple[list[Row], int]] = []
+    piece: list[Row] = []
+    weight = piece_extra = 0
+    for row in rows:
+        tup = row[1]
+        more = tup.num_rows - 1 if tup.__class__ is RowBatch else 0
+        if piece and weight + 1 + more > FRAME_TUPLES:
+            pieces.append((piece, piece_extra))
+            piece, weight, piece_extra = [], 0, 0
+        piece.append(row)
+        weight += 1 + more
+        piece_extra += more
+    pieces.append((piece, piece_extra))
+    return pieces
+
+
 class Worker:
     """Worker ``index`` of ``workers``: runs the tasks the placement gives it."""
 
@@ -579,11 +603,12 @@ class Worker:
 
     def _run_spouts(self, now: float) -> int:
         emitted = 0
-        asking = self.active and not self.paused and self._backlog() < MAX_BACKLOG
+        room = MAX_BACKLOG - self._backlog()
+        asking = self.active and not self.paused and room > 0
         for spout in self.spouts.values():
             spout.begin(self.turns, now, self.ids[spout.task_id])
-            if asking:
-                emitted += spout.next_batch(SPOUT_CALLS)
+            if asking:  # an Arrow spout's batches stop once they fill the room
+                emitted += spout.next_batch(SPOUT_CALLS, room if spout.columnar else None)
             rows = spout.drain()  # with what ack()/fail() emitted (replays)
             spout.collector.hand_over(self.errors, self.debug)
             self._route(rows, now, spout.columnar)
@@ -599,9 +624,11 @@ class Worker:
         now = time.monotonic()
         header = self.generation.to_bytes(4, "little")
         for peer in self.peers.values():
-            if peer.rows and (len(peer.rows) >= FRAME_TUPLES or now - peer.since >= FLUSH_SECS):
-                runs, _ = self.codec.runs(peer.rows)
-                peer.frames.append((self.codec.frame(runs), len(peer.rows), peer.rows_extra))
+            weight = len(peer.rows) + peer.rows_extra
+            if peer.rows and (weight >= FRAME_TUPLES or now - peer.since >= FLUSH_SECS):
+                for rows, extra in _frame_sized(peer.rows, peer.rows_extra):
+                    runs, _ = self.codec.runs(rows)
+                    peer.frames.append((self.codec.frame(runs), len(rows), extra))
                 peer.rows, peer.rows_extra = [], 0
             while peer.frames:
                 frame, count, extra = peer.frames[0]
