@@ -150,6 +150,7 @@ def component_json(
         "failed": row.get("failed", 0),
         "lastError": _last_error(control, component),
         "metrics": _as_json(row.get("metrics", {})),
+        **batch_sizes(row),
     }
     if row.get("kind") == "spout":
         shown = {
@@ -176,6 +177,25 @@ def component_json(
     if window is not None:
         shown.update((key, value) for key, value in window.items() if key in shown)
     return shown
+
+
+def batch_sizes(row: dict[str, Any]) -> dict[str, Any]:
+    """An Arrow component's record batches beside its rows: how many, and their mean rows.
+
+    Counters stay rows (messages), as Storm's count tuples; the batches say how they
+    travelled. None for a component that moves tuples.
+    """
+    batches_in, batches_out = row.get("batches_in", 0), row.get("batches_out", 0)
+    return {
+        "batchesExecuted": batches_in or None,
+        "rowsPerBatchExecuted": round(row.get("executed", 0) / batches_in, 1)
+        if batches_in
+        else None,
+        "batchesEmitted": batches_out or None,
+        "rowsPerBatchEmitted": round(row.get("emitted", 0) / batches_out, 1)
+        if batches_out
+        else None,
+    }
 
 
 def _as_json(value: Any) -> Any:

@@ -127,6 +127,8 @@ class BaseCollector:
         )
         self.emitted = 0
         self.transferred = 0
+        self.batches = 0
+        """Record batches emitted (an Arrow component's; ``emitted`` counts their rows)."""
 
     def begin(
         self, out: list[Row], next_id: Callable[[], int], now: float, superstep: int, hop: int = 0

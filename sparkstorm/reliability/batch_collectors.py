@@ -124,6 +124,8 @@ class BatchSpoutOutputCollector(SpoutOutputCollector):
         shares = batch_targets(route, batch, self._counter) if direct is None else [(direct, None)]
         self._counter += n
         self.emitted += n
+        self.batches += 1
+        self.batches += 1
         route.emitted += n
         fields, component, task = route.fields, self._component_id, self._task_id
         if msg_ids is None or not self._n_ackers:

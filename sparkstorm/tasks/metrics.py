@@ -107,6 +107,10 @@ class TaskStats:
     """Stateful bolt: keys written by its checkpoints since the topology started."""
     late_tuples: int = 0
     """Windowed bolt on event time: tuples that came after the watermark had passed them."""
+    batches_in: int = 0
+    """Arrow bolt: record batches executed (``executed`` counts their rows)."""
+    batches_out: int = 0
+    """Arrow component: record batches emitted (``emitted`` counts their rows)."""
     skipped_committed: int = 0
     """Spout, after a restart: messages delivered again whose effect was committed already
     (acked, not emitted; see :mod:`sparkstorm.tasks.committed_sources`)."""
@@ -152,6 +156,8 @@ SUMMED = (
     "checkpoint_keys",
     "skipped_committed",
     "late_tuples",
+    "batches_in",
+    "batches_out",
 )
 
 

@@ -222,6 +222,7 @@ class SpoutTask:
             self.saturated = max_calls > 0
         self.calling = None
         self.stats.emitted, self.stats.transferred = collector.emitted, collector.transferred
+        self.stats.batches_out = collector.batches
         return collector.emitted - start + self.stats.skipped_committed - skipped
 
     def on_outcome(self, tup: Tuple, now: float) -> None:

@@ -256,6 +256,7 @@ class BoltTask:
         stats.execute_secs += time.perf_counter() - started
         stats.executed += executed
         stats.emitted, stats.transferred = collector.emitted, collector.transferred
+        stats.batches_out = collector.batches
         stats.acked, stats.failed = collector.acked, collector.failed
         stats.process_secs = collector.process_secs
         stats.streams = collector.stream_counts()
@@ -282,6 +283,7 @@ class BoltTask:
                 rows += 1
                 continue
             rows += item.num_rows
+            self.stats.batches_in += 1
             collector.current = item
             try:
                 bolt.execute_batch(item.batch)

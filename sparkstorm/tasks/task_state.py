@@ -167,6 +167,7 @@ def restore_stats(task: BoltTask, stats: TaskStats) -> None:
     task.stats = stats
     collector = task.collector
     collector.emitted, collector.transferred = stats.emitted, stats.transferred
+    collector.batches = stats.batches_out
     collector.restore_stream_counts(stats.streams)
     collector.acked, collector.failed = stats.acked, stats.failed
     collector.process_secs = stats.process_secs

@@ -174,3 +174,24 @@ def test_a_batch_emitted_directly_reaches_its_task_every_row_acked(cluster_facto
     assert Counter(int(line) for line in noted(folder, "acked")) == Counter(range(25))
     where = {line.split(" ")[2] for line in noted(folder, "tasks")}
     assert len(noted(folder, "tasks")) == 25 and len(where) == 1  # one task: the last
+
+
+def test_counts_are_rows_and_the_batches_are_shown_beside_them():
+    """Every statistic counts rows (messages); the REST API shows each Arrow component's
+    record batches beside them, and nothing for a component that moves tuples."""
+    from examples import arrow_word_count as example
+    from examples.word_count import generated_sentences
+    from sparkstorm import run
+    from sparkstorm.control.api_views import batch_sizes
+
+    sentences = generated_sentences(5000)
+    built, conf = example.topology(sentences)
+    result = run(built, conf, engine="local", until_idle=True)
+    spout, split = result.stats["sentences"], result.stats["split"]
+    assert spout["acked"] == spout["emitted"] == 5000  # rows, not batches
+    assert split["executed"] == 5000 and split["emitted"] == 5000 * 8
+    shown = batch_sizes(spout)
+    assert shown["batchesEmitted"] == spout["batches_out"] >= 2
+    assert shown["rowsPerBatchEmitted"] == round(5000 / spout["batches_out"], 1)
+    assert batch_sizes(split)["rowsPerBatchExecuted"] == round(5000 / split["batches_in"], 1)
+    assert batch_sizes(result.stats["__acker"]) == dict.fromkeys(shown)  # tuples: none

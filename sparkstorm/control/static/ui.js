@@ -114,6 +114,8 @@ function fill(table, columns, rows, link) {
 const MEANING = {
   "Trident batches": "the last txid committed; of the batches so far, those the spouts filled and those they left empty (committed at once); batches being processed or committed now",
   "Batch size": "tuples the spouts emitted a batch (median of the last 100)",
+  "Rows/batch in": "an Arrow bolt's mean rows per record batch executed (Executed counts rows: each is a message)",
+  "Rows/batch out": "an Arrow component's mean rows per record batch emitted (Emitted counts rows)",
   "Batch latency": "from a batch's emit until every task finished it, and its commit (last 100 batches)",
   "Replays": "batches emitted again after a failure or a timeout (each later one in flight counts)",
   "In flight": "tuples waiting to run or moving between tasks now",
@@ -276,12 +278,23 @@ function spoutColumns(mode) {
   return mode === "superstep" ? [...SPOUT_COLUMNS.slice(0, 5), ["spoutBatch", "Batch"], ...SPOUT_COLUMNS.slice(5)] : SPOUT_COLUMNS;
 }
 
+// Arrow components: their record batches beside the rows (every count stays rows), as a
+// column after what they count, shown only where a component moved batches.
+function withBatches(columns, rows) {
+  const out = [...columns];
+  for (const [field, label, after] of [["rowsPerBatchExecuted", "Rows/batch in", "executed"], ["rowsPerBatchEmitted", "Rows/batch out", "emitted"]]) {
+    const at = out.findIndex(([f]) => f === after);
+    if (at >= 0 && rows.some((row) => row[field] !== null && row[field] !== undefined)) out.splice(at + 1, 0, [field, label]);
+  }
+  return out;
+}
+
 function showTopology(topology) {
   document.getElementById("topology-stats-section").hidden = false;
   fill(document.getElementById("topology-stats"), TOPOLOGY_STATS_COLUMNS, topology.topologyStats, false);
   showDebug(topology);
-  fill(document.getElementById("spouts"), spoutColumns(topology.mode), topology.spouts, true);
-  fill(document.getElementById("bolts"), BOLT_COLUMNS, topology.bolts, true);
+  fill(document.getElementById("spouts"), withBatches(spoutColumns(topology.mode), topology.spouts), topology.spouts, true);
+  fill(document.getElementById("bolts"), withBatches(BOLT_COLUMNS, topology.bolts), topology.bolts, true);
   const workers = topology.workers || [];
   document.getElementById("workers-section").hidden = workers.length === 0;
   stackTargets(topology.mode === "continuous" ? workers : []);
@@ -308,7 +321,7 @@ function showComponent(detail, mode) {
   const spout = detail.componentType === "spout";
   document.getElementById("profiling-section").hidden = true;  // the topology's page has it
   document.getElementById(spout ? "bolts-section" : "spouts-section").hidden = true;
-  fill(document.getElementById(spout ? "spouts" : "bolts"), spout ? spoutColumns(mode) : BOLT_COLUMNS, [detail], false);
+  fill(document.getElementById(spout ? "spouts" : "bolts"), withBatches(spout ? spoutColumns(mode) : BOLT_COLUMNS, [detail]), [detail], false);
   document.getElementById("topology-stats-section").hidden = false;
   document.getElementById("stats-title").textContent = spout ? "Spout stats" : "Bolt stats";
   fill(document.getElementById("topology-stats"), spout ? TOPOLOGY_STATS_COLUMNS : BOLT_STATS_COLUMNS, detail.windows, false);
