@@ -58,7 +58,10 @@ def committed_lines(bootstrap: str, topic: str, partitions: int = 2) -> list[str
     )
     try:
         parts = [TopicPartition(topic, p, 0) for p in range(partitions)]
-        ends = [consumer.get_watermark_offsets(tp, timeout=10)[1] for tp in parts]
+        # (low, high) each; an empty partition is read from the start (its position
+        # stays unset, -1001: a wait for it to reach 0 lasted the whole deadline)
+        marks = [consumer.get_watermark_offsets(tp, timeout=10) for tp in parts]
+        ends = [high if high > low else -1001 for low, high in marks]
         consumer.assign(parts)
         got: list[str] = []
         deadline = time.monotonic() + 30
