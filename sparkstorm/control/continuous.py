@@ -47,6 +47,7 @@ from sparkstorm.engines.continuous.worker import (
 )
 from sparkstorm.errors import SparkStormError
 from sparkstorm.reliability.base_collector import ReportedError
+from sparkstorm.tasks.log_ring import relog
 from sparkstorm.tasks.metrics import TaskStats, by_component, by_task, progress
 from sparkstorm.tasks.process_usage import ProcessUsage, usage_row
 from sparkstorm.tasks.profile import Profile
@@ -364,6 +365,7 @@ class ContinuousRuntime:
             now = time.time()
             lines = self.worker_logs.setdefault(report.worker, deque(maxlen=WORKER_LOG_LINES))
             lines.extend((now, line) for line in report.log_lines)
+            relog(f"worker {report.worker}", report.log_lines)
         self.supersteps_run = sum(r.turns for r in self.reports.values())
         for error in report.errors:
             self._keep(error)

@@ -1,8 +1,10 @@
 """A worker's Python log records, for the driver: Storm's logviewer, for a Python worker.
 
-A continuous worker in a Spark Python worker logs to that process's stderr, which lands
-in the executor's log on whichever machine runs it. The ring also keeps the latest
-records for the worker's reports, so the page and the API show them.
+A worker in a Spark Python worker logs to that process's stderr, which lands in the
+executor's log on whichever machine runs it. The ring keeps the latest records for the
+worker's reports, so the page and the API show them, and the driver says again the
+warnings among them (:func:`relog`), so a spout's "reconnected to ..." in a worker
+reaches the run's output as it does on the local engine.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import logging
 from collections import deque
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+"""A record's line: ``2026-11-27 22:31:30,123 WARNING sparkstorm.x: the message``."""
 LIMIT = 500
 """The most records kept between two reports (a burst beyond it keeps the latest)."""
 
@@ -35,3 +38,19 @@ class LogRing(logging.Handler):
         lines = list(self.lines)
         self.lines.clear()
         return lines
+
+
+def relog(where: str, lines: list[str]) -> None:
+    """Log again, on the driver, a worker's lines at WARNING and above, naming the worker.
+
+    Under the record's own logger and level, so the run's logging settings apply to it
+    as to the driver's own records; the lines below WARNING stay in the worker's log
+    view only.
+    """
+    for line in lines:
+        parts = line.split(" ", 4)  # date, time, level, "name:", message
+        if len(parts) < 5:
+            continue
+        level = logging.getLevelName(parts[2])
+        if isinstance(level, int) and level >= logging.WARNING:
+            logging.getLogger(parts[3].rstrip(":")).log(level, "[%s] %s", where, parts[4])
