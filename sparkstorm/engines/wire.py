@@ -39,6 +39,8 @@ class StepResult:
     """The superstep this result is of (a pipelined engine returns the one before)."""
     lost: bool = False
     """The superstep's job failed (a lost executor): its rows and the bolts' state are gone."""
+    retried: list[tuple[int, int]] = field(default_factory=list)
+    """(partition, attempt) of each partition Spark ran again within the job."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,3 +68,6 @@ class PartitionReport:
     """The Python worker's process: memory, CPU time, when it started."""
     log_lines: list[str] = field(default_factory=list)
     """The Python worker's log records since its last report."""
+    attempt: int = 0
+    """Spark's attempt number of the partition's task: above 0, an attempt was lost."""
+    partition: int = 0

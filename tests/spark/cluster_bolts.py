@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections import deque
 
@@ -67,6 +68,28 @@ class CountIds(StatefulBolt):
         msg_id = tup.values[0]
         self.counts.put(msg_id, self.counts.get(msg_id, 0) + 1)
         self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer):
+        pass
+
+
+class DiesOnce(Bolt):
+    """Acks; the first to find no ``marker`` file makes it and kills its Python worker."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+
+    def execute(self, tup):
+        try:
+            with open(self.marker, "x"):
+                pass
+        except FileExistsError:
+            self.collector.ack(tup)
+        else:
+            os._exit(1)  # as SIGKILL would: the task's attempt dies, Spark runs it again
 
     def declare_output_fields(self, declarer):
         pass

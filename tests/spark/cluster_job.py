@@ -22,7 +22,7 @@ from sparkstorm.control.superstep import TopologyRuntime
 from sparkstorm.engines.spark import SparkEngine, create_session
 from sparkstorm.state.stores import open_store
 from tests.scenarios.bolts import Ack
-from tests.spark.cluster_bolts import REGISTRY, CountIds, ReplayingSpout, SlowIdentity
+from tests.spark.cluster_bolts import REGISTRY, CountIds, DiesOnce, ReplayingSpout, SlowIdentity
 
 
 def executor_pids() -> list[int]:
@@ -44,10 +44,19 @@ def main() -> None:
         "on the same cluster, killing another executor",
     )
     parser.add_argument("--state-timeout", type=int, default=8, help="its message timeout")
+    parser.add_argument(
+        "--retry-marker",
+        help="first a run whose sink kills its Python worker once (this marker file): "
+        "Spark runs the task again within the superstep's job",
+    )
     args = parser.parse_args()
     spark = create_session("local-cluster[2,1,1024]", {"spark.task.maxFailures": "4"}, ui=False)
     spark.sparkContext.setLogLevel("ERROR")
-    results = {"plain": run(spark, args, None, args.timeout)}
+    results = {}
+    if args.retry_marker is not None:
+        retried = argparse.Namespace(**{**vars(args), "kill_after": 0, "messages": 40})
+        results["retried"] = run(spark, retried, None, args.timeout, DiesOnce(args.retry_marker))
+    results["plain"] = run(spark, args, None, args.timeout)
     if args.state_prefix is not None:
         results["stateful"] = run(spark, args, args.state_prefix, args.state_timeout)
     print(json.dumps(results))
@@ -55,14 +64,15 @@ def main() -> None:
     sys.stdout.flush()
 
 
-def run(spark, args: argparse.Namespace, state_prefix: str | None, timeout: int) -> dict:
+def run(spark, args: argparse.Namespace, state_prefix: str | None, timeout: int, sink=None) -> dict:
     """One topology run to the end, killing an executor after ``--kill-after`` acks."""
     REGISTRY.update(acked=set(), failed=0, reasons={})
     builder = TopologyBuilder()
     builder.set_spout("source", ReplayingSpout(args.messages))
     builder.set_bolt("work", SlowIdentity(), 2).shuffle_grouping("source")
     stateful = state_prefix is not None
-    builder.set_bolt("sink", CountIds() if stateful else Ack(), 2).shuffle_grouping("work")
+    sink = sink or (CountIds() if stateful else Ack())
+    builder.set_bolt("sink", sink, 2).shuffle_grouping("work")
     conf = Config()
     state_config = {"url": "redis://127.0.0.1:6379/0", "key_prefix": state_prefix}
     if stateful:

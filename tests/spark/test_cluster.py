@@ -33,11 +33,24 @@ def run_job(*args: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def test_killed_executors_lose_nothing_and_stateful_bolts_count_each_message_once(redis_prefix):
+def test_killed_executors_lose_nothing_and_stateful_bolts_count_each_message_once(
+    redis_prefix, tmp_path
+):
     """Bolts run in two executor JVMs apart from the driver; one is killed mid-run. Then,
     on the same cluster, a sink counts ids in Redis state, and another executor is killed:
-    after it, each id is counted exactly once."""
-    runs = run_job("--kill-after", "60", "--state-prefix", redis_prefix)
+    after it, each id is counted exactly once. Before both, a Python worker dies and Spark
+    runs its task again within the superstep's job: the run says so."""
+    marker = tmp_path / "died"
+    runs = run_job(
+        "--kill-after", "60", "--state-prefix", redis_prefix, "--retry-marker", str(marker)
+    )
+    result = runs["retried"]
+    assert marker.exists(), "no sink task ran"
+    assert result["acked"] == list(range(40))
+    said = [m for m in result["lost_supersteps"] if "again (attempt 2)" in m]
+    assert said, result["lost_supersteps"]  # the retried attempt is a recovered loss, said
+    assert "its tuples were executed again" in said[0]
+
     result = runs["plain"]
     assert result["driver_pid"] not in result["worker_pids"]
     assert len(result["worker_pids"]) >= 2  # Python workers of both executors ran tasks

@@ -58,6 +58,7 @@ from sparkstorm.engines.user_code import user_code
 from sparkstorm.engines.wire import PartitionReport, StepResult
 from sparkstorm.errors import ComponentStateError, InvalidTopologyError, SparkStormError
 from sparkstorm.reliability.base_collector import ReportedError
+from sparkstorm.tasks.log_ring import relog
 from sparkstorm.tasks.pickling import dumps
 from sparkstorm.tasks.process_usage import usage_row
 from sparkstorm.tasks.task_runner import copy_component
@@ -266,6 +267,7 @@ class SparkEngine:
         started = time.perf_counter()
         result = self._decode(collected)
         result.superstep = superstep
+        result.errors.extend(self._retried(result.retried, superstep, now))
         self._held_tuples = result.in_flight
         result.profile.add("spark_job", job_secs)
         result.profile.add("job_wait", waited)
@@ -359,13 +361,39 @@ class SparkEngine:
                 result.profile.merge(report.profile)
                 critical = max(critical, sum(report.profile.values()))
                 self.worker_pids.add(report.pid)
+                if report.attempt:
+                    result.retried.append((report.partition, report.attempt))
                 self._seen[report.host, report.pid] = report
                 if report.log_lines:
                     now = time.time()
                     kept = self._logs.setdefault((report.host, report.pid), deque(maxlen=1000))
                     kept.extend((now, line) for line in report.log_lines)
+                    relog(f"Python worker {report.pid} on {report.host}", report.log_lines)
         result.profile.add("partition_critical", critical)
         return result
+
+    def _retried(
+        self, retried: list[tuple[int, int]], superstep: int, now: float
+    ) -> list[ReportedError]:
+        """A recovered error for each partition Spark ran again within the superstep's job.
+
+        Spark retries a task whose attempt died (a Python worker killed, an executor
+        lost) before it fails the job: the job then succeeds, and the retry ran the
+        partition's tuples again (at least once: a bolt's side effects may repeat). Said,
+        as every recovered loss is.
+        """
+        errors = []
+        for partition, attempt in sorted(retried):
+            message = (
+                f"superstep {superstep}: Spark ran partition {partition} again (attempt "
+                f"{attempt + 1}), an earlier attempt was lost (a Python worker or an executor "
+                "died); its tuples were executed again"
+            )
+            log.warning("%s", message)
+            errors.append(
+                ReportedError(SYSTEM_COMPONENT_ID, SYSTEM_TASK_ID, now, message, recovered=True)
+            )
+        return errors
 
     def _lost(self, exc: Exception, superstep: int, now: float) -> StepResult:
         text = str(exc)

@@ -317,8 +317,17 @@ def _run_tasks(
             socket.gethostname(),
             usage(_STARTED),
             _LOG_RING.take() if _LOG_RING is not None else [],
+            *_attempt(),
         )
     )
+
+
+def _attempt() -> tuple[int, int]:
+    """The running task's attempt number and partition: Spark runs a lost attempt again."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    return (context.attemptNumber(), context.partitionId()) if context is not None else (0, 0)
 
 
 def _read_inboxes(batches: Iterator[pa.RecordBatch], profile: Profile) -> dict[int, _Inbox]:
