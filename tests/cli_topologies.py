@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 
-from sparkstorm import Bolt, Config, Fields, Spout, StatefulBolt, TopologyBuilder
+from sparkstorm import Bolt, Config, Fields, Spout, StatefulBolt, TopologyBuilder, TopologyHalted
 from tests.scenarios.bolts import Ack
 
 
@@ -258,6 +258,30 @@ def observed():
     builder.set_spout("numbers", Paced())
     builder.set_bolt("check", Sometimes(), 2).shuffle_grouping("numbers")
     builder.set_bolt("store", Ack(), 2).fields_grouping("check", Fields("n"))
+    conf = Config()
+    conf.set_max_spout_pending(100)
+    return builder.create_topology(), conf
+
+
+class HaltsLater(Ack):
+    """Acks every input; ``secs`` after its first, says the run cannot go on (a halt)."""
+
+    def __init__(self, secs):
+        self.secs = secs
+
+    def execute(self, tup):
+        super().execute(tup)
+        self.first = getattr(self, "first", time.monotonic())
+        if time.monotonic() - self.first >= self.secs and not getattr(self, "said", False):
+            self.said = True
+            self.collector.report_error(TopologyHalted("the ledger is full: halting"))
+
+
+def halting():
+    """Runs for about 6 s, then halts: for the page that outlives its driver."""
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", Paced())
+    builder.set_bolt("ack", HaltsLater(6.0)).shuffle_grouping("numbers")
     conf = Config()
     conf.set_max_spout_pending(100)
     return builder.create_topology(), conf

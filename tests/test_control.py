@@ -173,6 +173,14 @@ def test_the_api_shows_a_running_topology_and_controls_it(engine, request):
             ]
 
         live.until(acked_lines, "the bolt's INFO records from Spark's Python workers", 30)
+        workers = live.get(f"/{live.name}")["workers"]
+        took = [
+            line["line"]
+            for w in workers
+            for line in live.get(f"/{live.name}/workers/{w['worker']}/log")["lines"]
+            if "log level of tests.count set to INFO until the driver puts it back" in line["line"]
+        ]
+        assert took, "no Python worker said it took the level"
     nobody = live.http.post(f"/api/v1/topology/{live.name}/profiling/dumpstack/7")
     assert nobody.status_code == 404 and "ask for one of: driver" in nobody.json()["error"]
     # Storm UI's Debug: a component's acks sampled into the event log, then stopped

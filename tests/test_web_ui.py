@@ -24,7 +24,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.wait import WebDriverWait
 
-from tests.cli_topologies import observed, steady_stateful
+from tests.cli_topologies import halting, observed, steady_stateful
 from tests.test_control import Running
 
 CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
@@ -47,6 +47,22 @@ return [...document.querySelectorAll(`#${arguments[0]} tr[data-id]`)].map((tr) =
   Object.fromEntries([...tr.cells].map((td) => [td.dataset.field, td.textContent])),
 ]);
 """
+
+
+GRAPH_FIT = """
+const svg = document.getElementById("graph");
+const nodes = [...svg.querySelectorAll(".node")];
+if (!nodes.length) return null;
+const overflowing = nodes.filter(
+  (n) => n.querySelector(".name").getBBox().width > n.querySelector("rect").getBBox().width - 10,
+).map((n) => n.querySelector(".name").textContent);
+return {
+  scale: svg.getBoundingClientRect().width / svg.viewBox.baseVal.width,
+  names: nodes.map((n) => n.querySelector(".name").textContent),
+  overflowing,
+};
+"""
+"""The graph's drawn size over its own, its nodes' names, and those wider than their box."""
 
 
 @pytest.fixture(scope="module")
@@ -287,6 +303,27 @@ def test_the_page_shows_what_the_api_shows_and_its_buttons_control_the_run(brows
             live.thread.join(60)
 
 
+def test_a_page_outlives_its_driver_saying_the_run_halted_and_why(browser):
+    """The run halts; the page shows HALTED and why, then that the driver is gone."""
+    live = Running("local", None, "web-halting", make=halting)
+    browser.get(live.url + "/")
+    until(lambda: text_of(browser, "#status") == "ACTIVE", "ACTIVE shown")
+    live.thread.join(60)
+    assert live.result is not None and live.result.errors.halted is not None
+    said = until(
+        lambda: (
+            "The run is gone" in (text_of(browser, "#gone") or "") and text_of(browser, "#gone")
+        ),
+        "the banner",
+        20,
+    )
+    assert "It halted: " in said and "the ledger is full: halting" in said, said
+    assert text_of(browser, "#status") == "GONE"
+    assert browser.execute_script("return document.getElementById('kill').disabled")
+    # asked less often: the next question waits twice as long each time, up to a minute
+    assert re.search(r"Asking again in (4|8|16|32) s", said), said
+
+
 def test_the_page_shows_a_stateful_topologys_checkpoints(browser):
     live = Running("local", None, "web-stateful", make=steady_stateful)
     try:
@@ -408,6 +445,17 @@ def test_the_page_shows_the_continuous_workers_and_their_checkpoints(browser, sp
             ),
             "the level shown",
         )
+        live.until(  # each worker says it took the level, though its code may log nothing yet
+            lambda: all(
+                any(
+                    "INFO tests.count: log level of tests.count set to INFO for 60 s" in x["line"]
+                    for x in live.get(f"/web-workers/workers/{w}/log")["lines"]
+                )
+                for w in (0, 1)
+            ),
+            "each worker's record of the level it took",
+            30,
+        )
         live.until(
             lambda: any(
                 "counted" in line["line"]
@@ -463,10 +511,14 @@ def test_a_trident_topology_shows_its_batches_and_a_wrong_address_says_so(browse
         latency = text_of(browser, '[data-field="Batch latency"]')
         assert re.fullmatch(r"processing p50 [\d.]+ ms, p99 [\d.]+; commit p50 [\d.]+ ms", latency)
         assert text_of(browser, '[data-field="Replays"]') == "0"
-        # at a phone's width every plot fits its box, and follows the window's size
+        # at a phone's width every plot fits its box, and follows the window's size; the
+        # graph keeps its size (its section scrolls), every name inside its node's box
         for width in (390, 1280):
             browser.set_window_size(width, 844)
             until(lambda: plots_fit(browser), f"plots that fit at {width} px")
+            graph = until(lambda: browser.execute_script(GRAPH_FIT), "the graph drawn")
+            assert graph["scale"] == pytest.approx(1, abs=0.01), graph
+            assert graph["names"] and not graph["overflowing"], graph
         browser.set_window_size(1400, 1150)
         browser.get(live.url + "/component/nosuch")  # a wrong address: said, not retried
         said = until(lambda: text_of(browser, "#gone"), "the banner")

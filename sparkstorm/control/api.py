@@ -121,6 +121,7 @@ class _Handlers:
         return given, WINDOWS[given]
 
     async def summary(self, request: Request) -> JSONResponse:
+        self.control.last_read = time.monotonic()
         return JSONResponse({"topologies": [summary_json(self.control)]})
 
     async def topology(self, request: Request) -> JSONResponse:

@@ -52,6 +52,8 @@ class Snapshot:
     tasks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """Per component, its tasks' statistics."""
     status: str = "STARTING"
+    ended: str = ""
+    """Why the run ended (a halt's reason), once it has: the page's last word from it."""
     supersteps: int = 0
     in_flight: int = 0
     checkpoints: dict[str, Any] | None = None
@@ -111,6 +113,8 @@ class Control:
     """The run's DRPC server, for a topology's functions given none of their own."""
     drpc_timeout: float = 60.0
     """How long a DRPC call through the API waits for its answer."""
+    last_read: float = 0.0
+    """When (monotonic) a client last read the summary: a page that polls it is watching."""
     history: History = field(init=False)
 
     def __post_init__(self) -> None:

@@ -85,6 +85,7 @@ def summary_json(control: Control) -> dict[str, Any]:
         "id": control.name,
         "name": control.name,
         "status": snap.status,
+        "ended": snap.ended,
         "engine": control.engine,
         "mode": control.mode,
         "master": control.master,

@@ -48,6 +48,7 @@ Runtime = TopologyRuntime | ContinuousRuntime
 """What runs a topology for the run loop: supersteps, or the continuous mode's control."""
 
 if TYPE_CHECKING:
+    from sparkstorm.control.api_model import Control
     from sparkstorm.control.server import ControlServer
 
 
@@ -211,12 +212,12 @@ def _run(
     except KeyboardInterrupt:  # a second signal before the loop saw the first
         _restore_handlers(previous)
         raise RunAborted(runtime.pending_count()) from None
-    except BaseException:  # a user error: stop what runs, then let it through
+    except BaseException as exc:  # a user error: stop what runs, then let it through
         try:
             runtime.kill(drain_secs=drain)
         finally:
             _restore_handlers(previous)
-            _close(server, runtime)
+            _close(server, runtime, exc)
         raise
     kill_wait = server.control.kill_wait if server is not None else None
     if kill_wait is not None:  # a kill through the API: its wait bounds the drain
@@ -334,7 +335,7 @@ def _drain(
 ) -> None:
     """The graceful stop: pending trees get up to ``drain`` seconds, then the engine stops."""
     if server is not None:
-        _publish(server, runtime, "KILLED")
+        _publish(server, runtime, *_ending(runtime))
     try:
         runtime.kill(sys.maxsize, drain, wait_pending=True, progress=progress)
     except KeyboardInterrupt:  # a second signal during the drain: stop now, say what is left
@@ -406,7 +407,9 @@ def _mode(runtime: Runtime, engine: str) -> str:
     return "local" if engine == "local" else "superstep"
 
 
-def _publish(server: ControlServer, runtime: Runtime, status: str | None = None) -> None:
+def _publish(
+    server: ControlServer, runtime: Runtime, status: str | None = None, ended: str = ""
+) -> None:
     """Hand the API a fresh snapshot; ``status`` defaults to ACTIVE or INACTIVE."""
     from sparkstorm.control.api_model import Snapshot
 
@@ -418,6 +421,7 @@ def _publish(server: ControlServer, runtime: Runtime, status: str | None = None)
         errors=list(runtime.errors),
         tasks=runtime.task_stats(),
         status=status or ("ACTIVE" if runtime.active else "INACTIVE"),
+        ended=ended,
         supersteps=runtime.supersteps_run,
         in_flight=runtime.in_flight,
         checkpoints=runtime.checkpoints.status(),
@@ -493,12 +497,44 @@ def _obey(server: ControlServer, runtime: Runtime, stop: threading.Event) -> Non
         _publish(server, runtime)
 
 
-def _close(server: ControlServer | None, runtime: Runtime) -> None:
+def _close(
+    server: ControlServer | None, runtime: Runtime, failure: BaseException | None = None
+) -> None:
+    """The API's last snapshot, then no API: a page watching gets to read why it ended."""
     if server is not None:
-        _publish(server, runtime, "KILLED")
+        status, why = _ending(runtime, failure)
+        _publish(server, runtime, status, why)
+        if status == "HALTED":  # nobody asked for this end: a page watching must say why
+            _let_the_page_read(server.control)
         server.stop()
         if server.control.drpc is not None:
             server.control.drpc.close()
+
+
+def _ending(runtime: Runtime, failure: BaseException | None = None) -> tuple[str, str]:
+    """The status a run that ends shows, and why it ends: HALTED (and the error), or KILLED."""
+    halted = runtime.errors.halted
+    if halted is None and failure is None:
+        return "KILLED", "stopped"
+    why = halted.message if halted is not None else f"{type(failure).__name__}: {failure}"
+    return "HALTED", (why.strip().splitlines() or [""])[0][:500]
+
+
+LAST_READ_SECS = 2.5
+"""How long a run that ends waits for a page reading it to read the last snapshot."""
+
+
+def _let_the_page_read(control: Control) -> None:
+    """Wait, briefly, for a page that polls the summary to read it once more.
+
+    Only when a client read it within a few of the page's 2 s polls: a run nobody watches
+    ends at once.
+    """
+    ended = time.monotonic()
+    if ended - control.last_read > 3 * LAST_READ_SECS:
+        return
+    while control.last_read < ended and time.monotonic() - ended < LAST_READ_SECS:
+        time.sleep(0.05)
 
 
 class _Interrupted(BaseException):

@@ -26,6 +26,7 @@ class LogLevels:
         before = self.set_until[name][2] if name in self.set_until else logger.level
         logger.setLevel(level)
         self.set_until[name] = (level, time.time() + secs, before)
+        _say_set(logger, name, level, f"for {secs:g} s")
 
     def expire(self) -> None:
         """Put back the loggers whose time is up."""
@@ -67,4 +68,21 @@ class AppliedLevels:
         for name, level in levels.items():
             logger = logging.getLogger(None if name == ROOT else name)
             self.before.setdefault(name, logger.level)
-            logger.setLevel(level)
+            if logging.getLevelName(logger.level) != level:
+                logger.setLevel(level)
+                _say_set(logger, name, level, "until the driver puts it back")
+
+
+def _say_set(logger: logging.Logger, name: str, level: str, how_long: str) -> None:
+    """One record through the logger just set, at its new level (at most INFO).
+
+    Its effect made visible in the worker's log view: a logger set to DEBUG shows a DEBUG
+    record at once, though the code under it may log nothing at DEBUG for a while.
+    """
+    logger.log(
+        min(logging.getLevelName(level), logging.INFO),
+        "log level of %s set to %s %s (Storm UI's Change log level)",
+        name,
+        level,
+        how_long,
+    )

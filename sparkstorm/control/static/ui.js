@@ -12,6 +12,9 @@ const plots = {};
 let name = null;
 let status = null;
 let killed = false;
+let ended = "";  // why the run ended, as the driver last said
+let lastAnswer = null;  // when the driver last answered
+let failures = 0;  // polls in a row the driver did not answer: the next waits longer
 let slots = null;
 
 const SPOUT_COLUMNS = [
@@ -203,7 +206,9 @@ function drawGraph(graph, rows, rates) {
   }
   const columns = {};
   for (const c of graph.components) (columns[depth[c.id]] ||= []).push(c);
-  const W = 170, H = 58, GAPX = 90, GAPY = 26, PAD = 12;
+  // boxes as wide as the longest name needs (about 7 px a character), within bounds
+  const longest = Math.max(...graph.components.map((c) => `${c.id} (${c.tasks})`.length));
+  const W = Math.min(Math.max(20 + 7 * longest, 170), 260), H = 58, GAPX = 90, GAPY = 26, PAD = 12;
   const place = {};
   let height = 0;
   for (const [d, members] of Object.entries(columns)) {
@@ -212,9 +217,10 @@ function drawGraph(graph, rows, rates) {
   }
   const width = PAD * 2 + Object.keys(columns).length * (W + GAPX) - GAPX;
   element.replaceChildren();
+  // drawn at its own size, never shrunk: a narrow window scrolls the graph's section instead
   element.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  element.setAttribute("width", String(width));
   element.setAttribute("height", String(height));
-  element.style.maxWidth = width + "px";
   const defs = svg("defs", {});
   const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: "10", refY: "5", markerWidth: "7", markerHeight: "7", orient: "auto" });
   marker.appendChild(svg("path", { d: "M0,0 L10,5 L0,10 z", fill: "#6d7686" }));
@@ -241,13 +247,24 @@ function drawGraph(graph, rows, rates) {
     const fill = c.kind === "spout" ? "#dbe7fb" : capacityColor(row.capacity || 0);
     group.appendChild(svg("rect", { width: W, height: H, fill }));
     const name = svg("a", { href: "/component/" + encodeURIComponent(c.id) + location.search });
-    name.appendChild(svg("text", { class: "name", x: 10, y: 18 }, `${c.id} (${c.tasks})`));
+    const label = svg("text", { class: "name", x: 10, y: 18 }, `${c.id} (${c.tasks})`);
+    name.appendChild(label);
+    group.appendChild(svg("title", {}, `${c.id} (${c.tasks} task${c.tasks === 1 ? "" : "s"})`));
     group.appendChild(name);
     const rate = rates[c.id];
     group.appendChild(svg("text", { class: "rate", x: 10, y: 36 }, rate === undefined ? "- /s" : `${text(Math.round(rate))} /s`));
     if (c.kind !== "spout") group.appendChild(svg("text", { class: "capacity", x: 10, y: 51 }, `capacity ${text(row.capacity || 0)}`));
     else group.appendChild(svg("text", { x: 10, y: 51 }, `pending ${text(row.pending || 0)}`));
     element.appendChild(group);
+    fitLabel(label, c.id, ` (${c.tasks})`, W - 16);
+  }
+}
+
+// A name longer than its box is cut, with an ellipsis, keeping its task count (the whole
+// name is the node's tooltip).
+function fitLabel(label, id, suffix, room) {
+  for (let keep = id.length - 1; label.getComputedTextLength() > room && keep > 3; keep--) {
+    label.textContent = `${id.slice(0, keep)}\u2026${suffix}`;
   }
 }
 
@@ -358,6 +375,7 @@ function clock(error) {
 
 function showSummary(summary) {
   status = summary.status;
+  ended = summary.ended || "";
   document.getElementById("title").textContent = component ? `${summary.name} / ${component}` : summary.name;
   document.title = `${component || summary.name} - sparkstorm`;
   const badge = document.getElementById("status");
@@ -471,16 +489,49 @@ async function refresh() {
       showErrors(topology.errors, topology.errorsTotal);
     }
     showSeries(await get(`/${name}/timeseries?${windowParam()}`));
-    document.getElementById("gone").hidden = true;
-  } catch (error) {
+    lastAnswer = new Date();
+    failures = 0;
     const gone = document.getElementById("gone");
-    gone.textContent = killed || status === "KILLED"
-      ? "The topology was killed: this driver has stopped."
-      : error.status === 404
-        ? `${error.message}. Back to the topology: ${location.origin}/`
-        : `The driver does not answer (${error.message}); retrying.`;
+    gone.textContent = status === "HALTED" ? `The run halted: ${ended}` : "";
+    gone.hidden = status !== "HALTED";
+  } catch (error) {
+    failures += error.status ? 0 : 1;
+    const gone = document.getElementById("gone");
+    gone.textContent = error.status === 404
+      ? `${error.message}. Back to the topology: ${location.origin}/`
+      : error.status
+        ? `The driver answered: ${error.message}`
+        : goneText(error);
     gone.hidden = false;
+    if (!error.status && status !== null) {
+      const badge = document.getElementById("status");
+      badge.textContent = "GONE";
+      badge.className = "status GONE";
+      for (const id of ["activate", "deactivate", "kill", "rebalance"]) document.getElementById(id).disabled = true;
+    }
   }
+}
+
+// The page's loop: one refresh, then the next when nextPoll says.
+async function poll() {
+  await refresh();
+  setTimeout(poll, nextPoll());
+}
+
+// What the page knows of a driver that no longer answers: how the run last stood, and since when.
+function goneText(error) {
+  const since = lastAnswer ? ` since ${lastAnswer.toLocaleTimeString([], { hour12: false })}` : "";
+  const last = status === "HALTED" ? `It halted: ${ended}`
+    : killed ? "It was killed from this page."
+      : status === "KILLED" ? "It was stopped."
+      : `The last it said: ${status || "nothing yet"}; what this page shows is as of then.`;
+  return `The run is gone: its driver has not answered${since} (${error.message}). ${last} ` +
+    `Asking again in ${Math.round(nextPoll() / 1000)} s.`;
+}
+
+// Every 2 s while the driver answers; a driver that does not is asked less and less often, up to every 60 s.
+function nextPoll() {
+  return Math.min(REFRESH_MS * 2 ** failures, 60000);
 }
 
 // A control route; off loopback it needs the token, asked once and kept for the tab.
@@ -609,8 +660,7 @@ document.getElementById("window").addEventListener("change", keepView);
 document.getElementById("system").addEventListener("change", keepView);
 
 restoreView();
-refresh();
-setInterval(refresh, REFRESH_MS);
+poll();
 // plots follow their boxes when the window changes size (a phone turned, a window dragged)
 window.addEventListener("resize", () => {
   for (const { chart, element } of Object.values(plots)) chart.setSize({ width: element.clientWidth || 320, height: 220 });
