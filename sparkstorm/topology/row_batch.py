@@ -3,7 +3,9 @@
 An Arrow stream moves between tasks as record batches, each one :class:`RowBatch`: to
 the engines (the local queues, Spark's envelopes, the continuous mode's frames) it is a
 tuple like any other, addressed to one task, in FIFO order with the tuples around it.
-To the reliability core each row is its own tuple: its *links* say which trees it
+Between processes
+(Spark's envelopes, the continuous mode's frames) its rows travel as an Arrow IPC stream
+message. To the reliability core each row is its own tuple: its *links* say which trees it
 belongs to, a ``(row, root, edge)`` triple per tree (Storm's ``MessageId`` of a tuple,
 for every row at once), and ``ack_vals`` holds, per row, the XOR of the edge ids of
 everything emitted anchored to it (a tuple's ``_ack_val``).
@@ -110,10 +112,13 @@ class RowBatch(Tuple):
         return ~self.settled
 
     def __getstate__(self) -> tuple[Any, ...]:
-        return (*super().__getstate__(), self.links, self.ack_vals, self.settled)
+        # the rows as one Arrow IPC stream message (schema and buffers), not pickled
+        _, *rest = super().__getstate__()  # values first: [record_batch]
+        return (_ipc(self.values[0]), *rest, self.links, self.ack_vals, self.settled)
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        super().__setstate__(state[:-3])
+        rows, *rest = state[:-3]
+        super().__setstate__(([pa.ipc.open_stream(rows).read_next_batch()], *rest))
         self.links, self.ack_vals, self.settled = state[-3:]
 
     def __repr__(self) -> str:
@@ -121,6 +126,14 @@ class RowBatch(Tuple):
             f"RowBatch(source={self.source_component}:{self.source_task}, "
             f"stream={self.source_stream!r}, rows={self.num_rows})"
         )
+
+
+def _ipc(batch: pa.RecordBatch) -> bytes:
+    """``batch`` as an Arrow IPC stream: what a batch is between processes."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    return sink.getvalue().to_pybytes()
 
 
 def rows_as_tuples(batch: RowBatch) -> list[Tuple]:
