@@ -510,7 +510,7 @@ def broker_rows(
         us = statistics.median(r.cpu_secs for r in done) / len(sentences) * 1e6
         bound = 2 / (us / 1e6)  # both cores busy with nothing else, start-up included
         lines.append(
-            f"{broker.name + ', ' + label:<44}{steady:>9,.0f}{steady / bare:>7.2f}"
+            f"{broker.name + ', ' + label:<54}{steady:>9,.0f}{steady / bare:>7.2f}"
             f"{whole:>10,.0f}{us:>9,.0f}{bound / bare:>9.2f}x"
         )
         lost = sum(r.unwritten for r in done)
@@ -552,7 +552,7 @@ def main() -> None:
     lines = [
         f"Kafka word count, {len(sentences):,} sentences, median of {args.rounds} rounds "
         f"(Spark session start-up {session_secs:.1f} s, apart)",
-        f"{'broker, row':<44}{'steady/s':>9}{'x bare':>7}{'whole/s':>10}{'CPU us':>9}{'bound':>10}",
+        f"{'broker, row':<54}{'steady/s':>9}{'x bare':>7}{'whole/s':>10}{'CPU us':>9}{'bound':>10}",
     ]
     for kind in (KafkaBroker, TansuBroker):
         broker = kind(Path(tempfile.mkdtemp(prefix="kafka-bench-")))
