@@ -512,12 +512,13 @@ def test_a_trident_topology_shows_its_batches_and_a_wrong_address_says_so(browse
         assert re.fullmatch(r"processing p50 [\d.]+ ms, p99 [\d.]+; commit p50 [\d.]+ ms", latency)
         assert text_of(browser, '[data-field="Replays"]') == "0"
         # at a phone's width every plot fits its box, and follows the window's size; the
-        # graph keeps its size (its section scrolls), every name inside its node's box
+        # graph shrinks no further than 0.85 of its size (then its section scrolls), every name
+        # inside its node's box
         for width in (390, 1280):
             browser.set_window_size(width, 844)
             until(lambda: plots_fit(browser), f"plots that fit at {width} px")
             graph = until(lambda: browser.execute_script(GRAPH_FIT), "the graph drawn")
-            assert graph["scale"] == pytest.approx(1, abs=0.01), graph
+            assert 0.84 <= graph["scale"] <= 1.01, graph  # names stay readable
             assert graph["names"] and not graph["overflowing"], graph
         browser.set_window_size(1400, 1150)
         browser.get(live.url + "/component/nosuch")  # a wrong address: said, not retried

@@ -4,6 +4,7 @@
 
 const API = "/api/v1/topology";
 const REFRESH_MS = 2000;
+const GRAPH_MIN_SCALE = 0.85;  // 12 px names drawn at 10 px at the least
 const COLORS = ["#2f6fd0", "#2e9d5b", "#c98a12", "#8b4fc4", "#b23b3b", "#1a9aa0", "#6d7686"];
 const component = decodeURIComponent((location.pathname.match(/^\/component\/(.+)$/) || [])[1] || "");
 // The window and "Show system stats" live in the address, so a link or a reload keeps them.
@@ -217,10 +218,10 @@ function drawGraph(graph, rows, rates) {
   }
   const width = PAD * 2 + Object.keys(columns).length * (W + GAPX) - GAPX;
   element.replaceChildren();
-  // drawn at its own size, never shrunk: a narrow window scrolls the graph's section instead
+  // as wide as its section, but never shrunk below GRAPH_MIN_SCALE (where its names stay
+  // readable) nor grown: a narrower window scrolls the graph's section instead
   element.setAttribute("viewBox", `0 0 ${width} ${height}`);
-  element.setAttribute("width", String(width));
-  element.setAttribute("height", String(height));
+  element.style.width = `clamp(${Math.round(width * GRAPH_MIN_SCALE)}px, 100%, ${width}px)`;
   const defs = svg("defs", {});
   const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: "10", refY: "5", markerWidth: "7", markerHeight: "7", orient: "auto" });
   marker.appendChild(svg("path", { d: "M0,0 L10,5 L0,10 z", fill: "#6d7686" }));
