@@ -133,7 +133,8 @@ def _ipc(batch: pa.RecordBatch) -> bytes:
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, batch.schema) as writer:
         writer.write_batch(batch)
-    return sink.getvalue().to_pybytes()
+    message: bytes = sink.getvalue().to_pybytes()
+    return message
 
 
 def rows_as_tuples(batch: RowBatch) -> list[Tuple]:
