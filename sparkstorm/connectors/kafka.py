@@ -385,65 +385,90 @@ class KafkaSpout(Spout):
         before each call, so a call that emitted a whole poll would overshoot it.
         """
         now = time.monotonic()
-        if not self.assigned:
-            if now >= self.next_attempt:
-                self._join(RETRY_LOOKUP_SECS)
+        if not self._ready(now):
             return
-        if now >= self.next_commit:
-            self._commit()
         due = next((key for key, at in self.retry_due.items() if at <= now), None)
         if due is not None:
             del self.retry_due[due]
             self._emit(due, self.parts[due[:2]].pending[due[2]])
             return
-        if not self.polled:
-            self._pause_full()  # taking records moved the partitions' uncommitted counts
-            self.polled.extend(self.consumer.consume(POLL_RECORDS, timeout=0))
+        self._poll(POLL_RECORDS)
         while self.polled:
             if self._take(self.polled.popleft()):
                 return
 
+    def _ready(self, now: float) -> bool:
+        """Whether the spout may read: assigned (asked again when due, if not), commits made."""
+        if not self.assigned:
+            if now >= self.next_attempt:
+                self._join(RETRY_LOOKUP_SECS)
+            return False
+        if now >= self.next_commit:
+            self._commit()
+        return True
+
+    def _poll(self, records: int) -> None:
+        """Poll up to ``records`` more, once every record of the last poll was taken."""
+        if not self.polled:
+            self._pause_full()  # taking records moved the partitions' uncommitted counts
+            self.polled.extend(self.consumer.consume(records, timeout=0))
+
     def _take(self, record: Any) -> bool:
         """Emit ``record``, or settle it if it cannot be; whether a tuple was emitted."""
+        part = self._admitted(record)
+        if part is None:
+            return False
+        try:
+            values = self._translate(record)
+        except UnicodeDecodeError as exc:
+            self._undecodable(record, exc)
+            return False
+        if values is None:
+            return False  # the translator skipped it: done
+        key = (record.topic(), record.partition(), record.offset())
+        if self.config.processing_guarantee is ProcessingGuarantee.AT_LEAST_ONCE:
+            part.pending[key[2]] = (record, values)
+            self._emit(key, part.pending[key[2]])
+        else:
+            self.collector.emit(values)
+        return True
+
+    def _admitted(self, record: Any) -> _Partition | None:
+        """``record``'s partition, its offsets noted, if it is to be emitted, else None.
+
+        Not an error, one of this spout's partitions, not pending nor committed yet. At
+        most once, its offset is committed here, before it is emitted.
+        """
         error = record.error()
         if error is not None:
             if error.code() != KafkaError._PARTITION_EOF:
                 self.collector.report_error(
-                    ConnectionError(f"KafkaSpout at {self._where()}: {error.str()}")
+                    ConnectionError(f"{type(self).__name__} at {self._where()}: {error.str()}")
                 )
-            return False
+            return None
         topic, partition, offset = record.topic(), record.partition(), record.offset()
         part = self.parts.get((topic, partition))
         if part is None or offset in part.pending or offset < part.committed:
-            return False  # not ours, or already here
+            return None  # not ours, or already here
         if part.committed < 0:
             part.committed = offset
         part.polled_to = max(part.polled_to, offset + 1)
-        guarantee = self.config.processing_guarantee
-        if guarantee is ProcessingGuarantee.AT_MOST_ONCE:
+        if self.config.processing_guarantee is ProcessingGuarantee.AT_MOST_ONCE:
             part.committed = part.polled_to
             self._commit_now([TopicPartition(topic, partition, part.polled_to)])
-        try:
-            values = self._translate(record)
-        except UnicodeDecodeError as exc:
-            where = self.config.dead_letter_topic or "nowhere"
-            self.collector.report_error(
-                ValueError(
-                    f"KafkaSpout: record {topic}/{partition}/{offset}: its key or value is not "
-                    f"utf-8 text ({exc.reason} at byte {exc.start}); dead-lettered to {where}"
-                )
+        return part
+
+    def _undecodable(self, record: Any, exc: UnicodeDecodeError) -> None:
+        """Say that ``record``'s key or value is not UTF-8 text, and dead-letter it."""
+        where = self.config.dead_letter_topic or "nowhere"
+        self.collector.report_error(
+            ValueError(
+                f"{type(self).__name__}: record {record.topic()}/{record.partition()}/"
+                f"{record.offset()}: its key or value is not utf-8 text ({exc.reason} at byte "
+                f"{exc.start}); dead-lettered to {where}"
             )
-            self._dead_letter(record, 0, f"undecodable: {exc.reason} at byte {exc.start}")
-            return False
-        if values is None:
-            return False  # the translator skipped it: done
-        key = (topic, partition, offset)
-        if guarantee is ProcessingGuarantee.AT_LEAST_ONCE:
-            part.pending[offset] = (record, values)
-            self._emit(key, part.pending[offset])
-        else:
-            self.collector.emit(values)
-        return True
+        )
+        self._dead_letter(record, 0, f"undecodable: {exc.reason} at byte {exc.start}")
 
     def _translate(self, record: Any) -> list[Any] | None:
         translator = self.config.record_translator
@@ -596,6 +621,12 @@ class KafkaSpout(Spout):
             self.producer.flush(CALL_SECS)
 
 
+def idempotent_producer(bootstrap_servers: str, extra: dict[str, Any]) -> Any:
+    """The bolts' producer: idempotent, 5 ms of linger, ``extra`` over those; logs ours."""
+    settings = {"bootstrap.servers": bootstrap_servers, "enable.idempotence": True}
+    return Producer(with_client_log({**settings, "linger.ms": 5, **extra}))
+
+
 class KafkaBolt(Bolt):
     """Produces each input to Kafka; acks it once the broker confirmed the write.
 
@@ -638,16 +669,7 @@ class KafkaBolt(Bolt):
     ) -> None:
         """Make the idempotent producer."""
         self.collector, self.unserved = collector, 0
-        self.producer = Producer(
-            with_client_log(
-                {
-                    "bootstrap.servers": self.bootstrap_servers,
-                    "enable.idempotence": True,
-                    "linger.ms": 5,
-                    **self.extra,
-                }
-            )
-        )
+        self.producer = idempotent_producer(self.bootstrap_servers, self.extra)
 
     def execute(self, tup: Tuple) -> None:
         """Produce the tuple; serve the delivery reports every ``REPORTS_EVERY`` tuples."""

@@ -26,15 +26,14 @@ from sparkstorm.connectors.kafka import (
     CALL_SECS,
     DEFAULT_FIELDS,
     QUEUE_FULL_SECS,
-    RETRY_LOOKUP_SECS,
     KafkaSpout,
     KafkaSpoutConfig,
     ProcessingGuarantee,
+    idempotent_producer,
 )
-from sparkstorm.connectors.kafka_client_log import with_client_log
 
 try:
-    from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
+    from confluent_kafka import KafkaError, KafkaException
 except ModuleNotFoundError as missing:  # pragma: no cover - sparkstorm.connectors.kafka says it
     raise missing_extra(missing, "Kafka connector") from None
 from sparkstorm.reliability.batch_collectors import BatchSpoutOutputCollector
@@ -97,49 +96,22 @@ class KafkaArrowSpout(ArrowSpout, KafkaSpout):
     def next_batch(self) -> None:
         """Emit the records due for a retry, or the next polled ones. Never waits."""
         now = time.monotonic()
-        if not self.assigned:
-            if now >= self.next_attempt:
-                self._join(RETRY_LOOKUP_SECS)
+        if not self._ready(now):
             return
-        if now >= self.next_commit:
-            self._commit()
         if self.retry_due and min(self.retry_due.values()) <= now:
             self._emit_retries(now)
             return
-        if not self.polled:
-            self._pause_full()
-            self.polled.extend(self.consumer.consume(self.batch_rows, timeout=0))
+        self._poll(self.batch_rows)
         records: list[Any] = []
         while self.polled and len(records) < self.batch_rows:
             record = self.polled.popleft()
-            if self._admit(record):
+            part = self._admitted(record)
+            if part is not None:
+                if self.config.processing_guarantee is ProcessingGuarantee.AT_LEAST_ONCE:
+                    part.pending[record.offset()] = (record, None)
                 records.append(record)
         if records:
             self._emit_records(records)
-
-    def _admit(self, record: Any) -> bool:
-        """Whether ``record`` is to be emitted: ours, new, and not an error."""
-        error = record.error()
-        if error is not None:
-            if error.code() != KafkaError._PARTITION_EOF:
-                self.collector.report_error(
-                    ConnectionError(f"KafkaArrowSpout at {self._where()}: {error.str()}")
-                )
-            return False
-        topic, partition, offset = record.topic(), record.partition(), record.offset()
-        part = self.parts.get((topic, partition))
-        if part is None or offset in part.pending or offset < part.committed:
-            return False
-        if part.committed < 0:
-            part.committed = offset
-        part.polled_to = max(part.polled_to, offset + 1)
-        guarantee = self.config.processing_guarantee
-        if guarantee is ProcessingGuarantee.AT_MOST_ONCE:
-            part.committed = part.polled_to
-            self._commit_now([TopicPartition(topic, partition, part.polled_to)])
-        elif guarantee is ProcessingGuarantee.AT_LEAST_ONCE:
-            part.pending[offset] = (record, None)
-        return True
 
     def _emit_retries(self, now: float) -> None:
         """Emit the records whose retry is due (at most ``batch_rows``), as one batch."""
@@ -194,17 +166,8 @@ class KafkaArrowSpout(ArrowSpout, KafkaSpout):
                 if raw is not None:
                     raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            topic, partition, offset = record.topic(), record.partition(), record.offset()
-            where = self.config.dead_letter_topic or "nowhere"
-            self.collector.report_error(
-                ValueError(
-                    f"KafkaArrowSpout: record {topic}/{partition}/{offset}: its key or value "
-                    f"is not utf-8 text ({exc.reason} at byte {exc.start}); dead-lettered "
-                    f"to {where}"
-                )
-            )
-            self._dead_letter(record, 0, f"undecodable: {exc.reason} at byte {exc.start}")
-            self._done((topic, partition, offset))
+            self._undecodable(record, exc)
+            self._done((record.topic(), record.partition(), record.offset()))
             return False
         return True
 
@@ -255,16 +218,7 @@ class KafkaArrowBolt(ArrowBolt):
         """Make the idempotent producer."""
         self.collector = collector
         self.component = context.get_this_component_id()
-        self.producer = Producer(
-            with_client_log(
-                {
-                    "bootstrap.servers": self.bootstrap_servers,
-                    "enable.idempotence": True,
-                    "linger.ms": 5,
-                    **self.extra,
-                }
-            )
-        )
+        self.producer = idempotent_producer(self.bootstrap_servers, self.extra)
 
     def execute(self, tup: Tuple) -> None:
         """A tick: serve the delivery reports (rows written are acked)."""

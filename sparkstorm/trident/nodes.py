@@ -303,15 +303,17 @@ class ArrowEachNode(Node):
     @override
     def run(self, batch: BatchInfo, inputs: list[Any], task: Any) -> Any:
         part = inputs[0]
-        view = pa.RecordBatch.from_arrays(
-            [part.column(i) for i in self.select], names=self.in_names
-        )
-        out, parents = self.fn.execute_batch(view)
+        out, parents = self.fn.execute_batch(_input_view(part, self.select, self.in_names))
         parents = _checked_output(self, out, parents, part.num_rows)
         kept = part.take(parents)
         return pa.RecordBatch.from_arrays(
             [*kept.columns, *out.columns], names=self.fields.to_list()
         )
+
+
+def _input_view(part: pa.RecordBatch, select: list[int], names: list[str]) -> pa.RecordBatch:
+    """The columns of ``part`` a columnar operation's input fields name, without a copy."""
+    return pa.RecordBatch.from_arrays([part.column(i) for i in select], names=names)
 
 
 def _checked_output(node: ArrowEachNode, out: Any, parents: Any, rows: int) -> Any:
@@ -348,9 +350,7 @@ class ArrowFilterNode(Node):
     @override
     def run(self, batch: BatchInfo, inputs: list[Any], task: Any) -> Any:
         part = inputs[0]
-        view = pa.RecordBatch.from_arrays(
-            [part.column(i) for i in self.select], names=self.in_names
-        )
+        view = _input_view(part, self.select, self.in_names)
         mask = pa.array(np.asarray(self.keep.keep(view), bool))
         if len(mask) != part.num_rows:
             msg = (
