@@ -8,7 +8,11 @@ spout commits what is done and drops the revoked partitions' records (their late
 are ignored), on an assign it reads from the committed offset.
 Under ``AT_LEAST_ONCE`` a record's offset is committed to Kafka under ``group_id`` only
 once it and every offset before it in its partition are done (acked, dead-lettered, or
-skipped), every ``offset_commit_period_ms`` and at close. A failed record is tried again
+skipped), every ``offset_commit_period_ms`` and at close. Each period commits every
+partition read, moved or not, as Kafka's own consumer commits its positions: a partition
+idle past the broker's ``offsets.retention.minutes`` (7 days) keeps its commit, which
+Kafka expires for a group of assigned consumers, and a commit a broker took and lost
+(restarted before it kept it) is made again. A failed record is tried again
 after :class:`KafkaSpoutRetryExponentialBackoff`'s delay, at most ``max_retries + 1``
 times in all; then it goes to ``dead_letter_topic`` (key and value unchanged, headers
 ``sparkstorm.attempts`` and ``sparkstorm.reason``) and counts as done. A ``shutdown``
@@ -565,7 +569,7 @@ class KafkaSpout(Spout):
 
     # -- commits ---------------------------------------------------------------------
     def _commit(self) -> None:
-        """Commit each partition up to its first record not done."""
+        """Commit each partition up to its first record not done, where it stood or not."""
         self.next_commit = time.monotonic() + self.config.offset_commit_period_ms / 1000
         if self.config.processing_guarantee is ProcessingGuarantee.AT_MOST_ONCE:
             return
@@ -579,12 +583,12 @@ class KafkaSpout(Spout):
         self._pause_full()
 
     def _commits_due(self, keys: Iterable[tuple[str, int]]) -> list[TopicPartition]:
-        """The commits of those of ``keys``' partitions whose commit point moved."""
+        """The commits of those of ``keys``' partitions read from: each at its commit point."""
         due = []
         for key in keys:
             part = self.parts.get(key)
             point = part.commit_point() if part is not None else -1
-            if part is not None and (point > part.committed >= 0 or part.committed < 0 <= point):
+            if point >= 0:
                 due.append(TopicPartition(*key, point))
         return due
 

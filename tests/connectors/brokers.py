@@ -87,6 +87,10 @@ class Broker:
         hand out again though they were acked: none where each ack reaches the broker."""
         return 0
 
+    def where_it_stands(self) -> str:
+        """For a failure's message: what the source holds, in its own terms."""
+        return f"{self.remaining()} message(s) remaining"
+
 
 class RabbitMQ(Broker):
     kind = "rabbitmq"
@@ -451,6 +455,13 @@ class Kafka(Broker):
         """(low, high, committed by the spout's group) per partition: for a failure's
         message."""
         return self._ends(self.name, self.partitions)
+
+    def where_it_stands(self) -> str:
+        ends = ", ".join(
+            f"{self.name}/{p}: low {low}, high {high}, committed {kept}"
+            for p, (low, high, kept) in enumerate(self.partition_ends())
+        )
+        return f"partitions of group {GROUP!r}: {ends}"
 
     def committed_total(self) -> int:
         """The group's committed offsets, summed: the records it is done with."""

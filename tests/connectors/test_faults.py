@@ -179,7 +179,12 @@ def test_sigkill_then_a_server_side_close_lose_nothing(broker, engine, tmp_path)
     second.until(lambda: len(writes(broker)) >= (killed_at + MESSAGES) // 2, "more rows")
     assert broker.drop_connections() > 0, "found no connection of the spout's to close"
     second.until(lambda: len(writes(broker)) == MESSAGES, "every row")
-    second.until(lambda: broker.remaining() == 0, "an empty source", timeout=60)
+    second.until(
+        lambda: broker.remaining() == 0,
+        "an empty source",
+        timeout=60,
+        detail=broker.where_it_stands,
+    )
     if broker.kind in ("rabbitmq", "nats"):  # said where the spout runs: a Spark worker too
         said = "Spout reconnected to"  # (a worker's line comes with its next report)
         second.until(lambda: said in second.output(), "the reconnection said", timeout=60)

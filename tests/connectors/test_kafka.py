@@ -9,10 +9,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
+import time
 import uuid
 from collections import Counter
 
 import pytest
+from confluent_kafka import Consumer, TopicPartition
 
 from examples import kafka_word_count as example
 from examples.word_count import generated_sentences
@@ -115,6 +118,38 @@ def test_a_new_run_goes_on_from_the_groups_commit(kafka):
     assert sorted(v for _, _, v in second.captured[("check", "default")]) == sorted(
         f"second {i}" for i in range(30)
     )
+
+
+def test_a_commit_the_broker_lost_is_made_again_with_nothing_new_read(kafka):
+    """Each period commits every partition read, moved or not (as Kafka's consumer does):
+    a commit the broker took and lost (noida-db restarted, in the fault suite), or one
+    expired on an idle partition, is made again. Here the group's commit is set back
+    once the run committed the end, and the run reads nothing more."""
+    topic, group = kafka.topic(), f"g-{uuid.uuid4().hex[:6]}"
+    kafka.topic_named(f"{topic}-dead")
+    kafka.produce(topic, [f"r {i}".encode() for i in range(30)])
+    set_back: list[list[int]] = []
+
+    def set_back_once_committed() -> None:
+        deadline = time.monotonic() + 30
+        while kafka.committed(group, topic) != [30] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        consumer = Consumer({"bootstrap.servers": kafka.bootstrap, "group.id": group})
+        try:
+            consumer.commit(offsets=[TopicPartition(topic, 0, 0)], asynchronous=False)
+        finally:
+            consumer.close()
+        set_back.append(kafka.committed(group, topic))
+
+    setter = threading.Thread(target=set_back_once_committed)
+    setter.start()
+    built, conf = topology(spout_config(kafka, topic, group))
+    conf[Config.SPARKSTORM_IDLE_GRACE_SECS] = 3  # periods of 0.2 s after the set-back
+    result = run_on("local", built, conf, until_idle=True)
+    setter.join()
+    assert set_back == [[0]], "the group's commit was not set back during the run"
+    assert len(result.captured[("check", "default")]) == 30
+    assert kafka.committed(group, topic) == [30]
 
 
 class Upper(BasicBolt):
