@@ -14,9 +14,13 @@ import time
 import zmq
 from zmq.utils.monitor import recv_monitor_message
 
+SETTLED = {"HANDSHAKE_SUCCEEDED", "HANDSHAKE_FAILED_PROTOCOL", "HANDSHAKE_FAILED_NO_DETAIL"}
+"""Events that say how the handshake went: the knock ends at the first of them."""
+
 
 def knock(address: str, curve: bool, secs: float = 3.0) -> list[str]:
-    """The monitor's events, by name, for one connection to ``address``."""
+    """The monitor's events, by name, for one connection to ``address``, until the first
+    that settles its handshake (or ``secs``)."""
     context = zmq.Context.instance()
     socket = context.socket(zmq.DEALER)
     socket.setsockopt(zmq.LINGER, 0)
@@ -28,7 +32,7 @@ def knock(address: str, curve: bool, secs: float = 3.0) -> list[str]:
     socket.send(b"a frame from a stranger")
     events: list[str] = []
     deadline = time.monotonic() + secs
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not SETTLED & set(events):
         if monitor.poll(100):
             events.append(zmq.Event(recv_monitor_message(monitor)["event"]).name)
     socket.disable_monitor()

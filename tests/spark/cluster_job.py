@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 
+from benchmarks.rss import process_tree
 from sparkstorm import Config, TopologyBuilder
 from sparkstorm.control.clock import WallClock
 from sparkstorm.control.superstep import TopologyRuntime
@@ -26,10 +27,12 @@ from tests.spark.cluster_bolts import REGISTRY, CountIds, DiesOnce, ReplayingSpo
 
 
 def executor_pids() -> list[int]:
+    """This job's executor JVMs: its own descendants only, never another run's."""
     out = subprocess.run(
         ["pgrep", "-f", "CoarseGrainedExecutorBackend"], capture_output=True, text=True, check=False
     )
-    return [int(p) for p in out.stdout.split()]
+    mine = process_tree(os.getpid())
+    return [int(p) for p in out.stdout.split() if int(p) in mine]
 
 
 def main() -> None:
