@@ -569,7 +569,7 @@ class KafkaSpout(Spout):
 
     # -- commits ---------------------------------------------------------------------
     def _commit(self) -> None:
-        """Commit each partition up to its first record not done, where it stood or not."""
+        """Commit each partition read up to its first record not done, moved or not."""
         self.next_commit = time.monotonic() + self.config.offset_commit_period_ms / 1000
         if self.config.processing_guarantee is ProcessingGuarantee.AT_MOST_ONCE:
             return

@@ -235,11 +235,8 @@ def test_a_spark_worker_killed_under_the_kafka_spout_loses_nothing(broker, tmp_p
     def missing() -> str:
         return f"rows missing: {sorted(set(range(MESSAGES)) - set(writes(broker)))}"
 
-    def ends() -> str:
-        return f"(low, high, committed) per partition: {broker.partition_ends()}"
-
     run.until(lambda: len(writes(broker)) == MESSAGES, "every row", 180, missing)
-    run.until(lambda: broker.remaining() == 0, "every offset committed", 60, ends)
+    run.until(lambda: broker.remaining() == 0, "every offset committed", 60, broker.where_it_stands)
     assert "lost" in run.output(), run.output()[-3000:]  # the loss was seen, and recovered
     assert run.stop() == EXIT_INTERRUPTED
     rows = writes(broker)

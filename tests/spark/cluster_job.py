@@ -32,7 +32,7 @@ def executor_pids() -> list[int]:
         ["pgrep", "-f", "CoarseGrainedExecutorBackend"], capture_output=True, text=True, check=False
     )
     mine = process_tree(os.getpid())
-    return [int(p) for p in out.stdout.split() if int(p) in mine]
+    return [pid for pid in map(int, out.stdout.split()) if pid in mine]
 
 
 def main() -> None:
