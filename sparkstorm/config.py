@@ -62,6 +62,8 @@ SPARKSTORM_SUPERSTEP_HOPS = "sparkstorm.superstep.hops"
 SPARKSTORM_UI_HOST = "sparkstorm.ui.host"
 SPARKSTORM_UI_PORT = "sparkstorm.ui.port"
 SPARKSTORM_UI_TOKEN = "sparkstorm.ui.token"
+SPARKSTORM_UI_HOSTS = "sparkstorm.ui.hosts"
+SPARKSTORM_STATE_SECRET = "sparkstorm.state.secret"
 SPARKSTORM_RESTART_MAX_FAILURES = "sparkstorm.restart.max.failures"
 SPARKSTORM_RESTART_FAILURE_INTERVAL_SECS = "sparkstorm.restart.failure.interval.secs"
 SPARKSTORM_RESTART_DELAY_INITIAL_SECS = "sparkstorm.restart.delay.initial.secs"
@@ -214,6 +216,8 @@ def provider_config(conf: dict[str, Any]) -> dict[str, Any]:
     """``topology.state.provider.config`` as a dict (Storm gives it as JSON text)."""
     raw = conf.get(TOPOLOGY_STATE_PROVIDER_CONFIG)
     parsed: dict[str, Any] = json.loads(raw) if isinstance(raw, str) else dict(raw or {})
+    if conf.get(SPARKSTORM_STATE_SECRET):  # what signs the stored state (state/signing.py)
+        parsed.setdefault("secret", conf[SPARKSTORM_STATE_SECRET])
     return parsed
 
 
@@ -279,6 +283,8 @@ KINDS: dict[str, _Kind] = {
     SPARKSTORM_UI_HOST: _TEXT,
     SPARKSTORM_UI_PORT: _Kind(lambda v: _is_int(v) and 0 <= v < 65536, _parse_number, "a port"),
     SPARKSTORM_UI_TOKEN: _optional(_TEXT),
+    SPARKSTORM_UI_HOSTS: _Kind(_NAMES.check, _parse_list, "a list of host names"),
+    SPARKSTORM_STATE_SECRET: _optional(_TEXT),
     SPARKSTORM_RESTART_MAX_FAILURES: _POSITIVE_INT,
     SPARKSTORM_RESTART_FAILURE_INTERVAL_SECS: _SECONDS,
     SPARKSTORM_RESTART_DELAY_INITIAL_SECS: _SECONDS,
@@ -332,6 +338,8 @@ DEFAULTS: dict[str, Any] = {
     SPARKSTORM_UI_HOST: "127.0.0.1",
     SPARKSTORM_UI_PORT: 0,
     SPARKSTORM_UI_TOKEN: None,
+    SPARKSTORM_UI_HOSTS: [],
+    SPARKSTORM_STATE_SECRET: None,
     # a worker lost every 20 s or less often runs for ever; a crash loop ends within a
     # minute or two (docs/reliability.md)
     SPARKSTORM_RESTART_MAX_FAILURES: 6,
@@ -416,6 +424,8 @@ class Config(dict[str, Any]):
     SPARKSTORM_UI_HOST = SPARKSTORM_UI_HOST
     SPARKSTORM_UI_PORT = SPARKSTORM_UI_PORT
     SPARKSTORM_UI_TOKEN = SPARKSTORM_UI_TOKEN
+    SPARKSTORM_UI_HOSTS = SPARKSTORM_UI_HOSTS
+    SPARKSTORM_STATE_SECRET = SPARKSTORM_STATE_SECRET
     SPARKSTORM_RESTART_MAX_FAILURES = SPARKSTORM_RESTART_MAX_FAILURES
     SPARKSTORM_RESTART_FAILURE_INTERVAL_SECS = SPARKSTORM_RESTART_FAILURE_INTERVAL_SECS
     SPARKSTORM_RESTART_DELAY_INITIAL_SECS = SPARKSTORM_RESTART_DELAY_INITIAL_SECS

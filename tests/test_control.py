@@ -284,7 +284,8 @@ def test_listening_on_every_address_the_start_line_gives_the_machine_and_the_tok
     done = sparkstorm("run", "examples/exclamation.py", *options, "--engine", "local", "--quiet")
     assert done.returncode == 0, done.stderr
     assert f"UI: http://{socket.gethostname()}:" in done.stdout  # not http://0.0.0.0
-    assert "token: open-sesame" in done.stdout
+    assert "open-sesame" not in done.stdout  # the user gave it: never printed
+    assert "token: the one you gave" in done.stdout
 
 
 def test_off_loopback_the_control_routes_need_the_token():
@@ -297,7 +298,7 @@ def test_off_loopback_the_control_routes_need_the_token():
             refused = http.post("/api/v1/topology/guarded/deactivate")
             assert refused.status_code == 401 and "Bearer" in refused.json()["error"]
             assert "printed when the run started" in refused.json()["error"]  # where it is
-            assert "guarded.json)" in refused.json()["error"]
+            assert str(registry.run_dir()) not in refused.json()["error"]  # nor a user's home
             wrong = {"Authorization": "Bearer guess"}
             assert http.post("/api/v1/topology/guarded/kill/0", headers=wrong).status_code == 401
             stacks = "/api/v1/topology/guarded/profiling/dumpstack/driver"
@@ -315,8 +316,12 @@ def test_off_loopback_the_control_routes_need_the_token():
         server.stop()
 
 
-def test_list_deactivate_activate_and_kill_from_the_command_line(run_dir):
+@pytest.mark.parametrize("token", [None, "in a file"])
+def test_list_deactivate_activate_and_kill_from_the_command_line(run_dir, token, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SPARKSTORM_RUN_DIR": str(run_dir)}
+    if token:  # a shared machine's choice: the control routes ask for it on loopback too
+        (tmp_path / "token").write_text("kept-out-of-ps\n")
+        env["SPARKSTORM_UI_TOKEN_FILE"] = str(tmp_path / "token")
     driver = subprocess.Popen(
         [
             sys.executable,
@@ -343,6 +348,11 @@ def test_list_deactivate_activate_and_kill_from_the_command_line(run_dir):
             time.sleep(0.2)
         listing = sparkstorm("list").stdout
         assert "ACTIVE" in listing and "local" in listing and "http://127.0.0.1:" in listing
+        url = registry.lookup("numbers-job")["url"]
+        stranger = httpx.post(f"{url}/api/v1/topology/numbers-job/deactivate", timeout=10)
+        assert stranger.status_code == (401 if token else 200), stranger.text
+        if not token:
+            assert sparkstorm("activate", "numbers-job").returncode == 0
         deactivated = sparkstorm("deactivate", "numbers-job")
         assert deactivated.returncode == 0 and "deactivated" in deactivated.stdout
         assert "INACTIVE" in sparkstorm("list").stdout
@@ -363,6 +373,7 @@ def test_list_deactivate_activate_and_kill_from_the_command_line(run_dir):
             driver.kill()
     assert driver.returncode == 0, output  # stopped on request: a clean run
     assert "UI: http://127.0.0.1:" in output and "finished after" in output
+    assert "kept-out-of-ps" not in output
     assert sparkstorm("list").stdout.strip() == "no topologies running"
 
 

@@ -65,8 +65,8 @@ return {
 """The graph's drawn size over its own, its nodes' names, and those wider than their box."""
 
 
-@pytest.fixture(scope="module")
-def browser():
+def open_browser() -> webdriver.Chrome:
+    """A headless Chromium (it fails, saying how to install it, where it is missing)."""
     missing = [path for path in (CHROMIUM, CHROMEDRIVER) if not os.path.exists(path)]
     if missing:
         pytest.fail(
@@ -79,6 +79,12 @@ def browser():
         options.add_argument(arg)
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_window_size(1400, 1150)
+    return driver
+
+
+@pytest.fixture(scope="module")
+def browser():
+    driver = open_browser()
     yield driver
     driver.quit()
 

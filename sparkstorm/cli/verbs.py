@@ -185,7 +185,7 @@ def _call(
         method=method,
         headers={
             "Authorization": f"Bearer {entry['token']}",
-            "Content-Type": "text/plain; charset=utf-8" if raw else "application/json",
+            "Content-Type": "application/octet-stream" if raw else "application/json",
         },
     )
     try:

@@ -5,8 +5,10 @@ publishes a :class:`Snapshot` now and then, which the API serves, and takes the
 commands the API puts on ``Control.commands`` between supersteps.
 
 Read-only routes are open. The control routes (activate, deactivate, rebalance, kill)
-and DRPC calls need the token (header ``Authorization: Bearer TOKEN``) unless the server listens on
-loopback.
+and DRPC calls need the token (header ``Authorization: Bearer TOKEN``) off loopback, or
+whenever the user gave one. Before any route, ``api_guard`` refuses what a web page
+could send or read (another ``Host``, another ``Origin``, a form's body), large bodies,
+and framing (docs/security.md).
 The web page (``/``, ``/component/ID``) is static HTML and JavaScript that reads this
 API, so the page shows what the API shows.
 """
@@ -22,13 +24,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from sparkstorm.control import registry
 from sparkstorm.control.api_model import (
     ACTIVATE,
     DEACTIVATE,
@@ -79,6 +79,8 @@ def _error(status: int, message: str) -> JSONResponse:
 
 
 STATIC = Path(__file__).with_name("static")
+MAX_DRPC_WAITING = 1000
+"""DRPC calls through the API that may wait for their answers at once; more get 503."""
 LATEST_ERRORS = 50
 """The latest errors a topology's or a component's answer lists (all are counted)."""
 
@@ -104,7 +106,7 @@ class _Handlers:
                 401,
                 "this control route needs 'Authorization: Bearer TOKEN': the token was "
                 "printed when the run started, and is in the run's file on the driver's "
-                f"machine ({registry.run_dir() / self.control.name}.json)",
+                "machine, where its user's `sparkstorm` verbs read it",
             )
         return None
 
@@ -442,8 +444,14 @@ class _Handlers:
         timeout = _number(raw)
         if not 0 < timeout <= 86400:
             return _error(400, f"drpc/{function}?timeout={raw}: the timeout must be seconds > 0")
-        try:
-            answer = await run_in_threadpool(server.execute, function, args, timeout)
+        if len(server.waiting) >= MAX_DRPC_WAITING:
+            return _error(
+                503,
+                f"drpc/{function}: {MAX_DRPC_WAITING} DRPC calls already wait for this "
+                "topology; try again once they are answered",
+            )
+        try:  # waits without a thread: DRPC calls never starve the page's requests
+            answer = await server.answer(function, args, timeout)
         except DRPCExecutionError as exc:
             return _error(500, str(exc))
         except TimeoutError as exc:

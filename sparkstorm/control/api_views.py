@@ -10,7 +10,12 @@ import time
 from importlib import metadata
 from typing import Any
 
-from sparkstorm.config import SPARKSTORM_DRPC_SERVER, SPARKSTORM_RUN_MEMORY, SPARKSTORM_UI_TOKEN
+from sparkstorm.config import (
+    SPARKSTORM_DRPC_SERVER,
+    SPARKSTORM_RUN_MEMORY,
+    SPARKSTORM_STATE_SECRET,
+    SPARKSTORM_UI_TOKEN,
+)
 from sparkstorm.control.api_model import DEBUG_EVENTS, TRIDENT_METRIC, Control, Snapshot
 from sparkstorm.control.history import WINDOWS
 from sparkstorm.topology.plan import Plan
@@ -47,13 +52,14 @@ def topology_graph(plan: Plan) -> dict[str, Any]:
 def shown_configuration(conf: dict[str, Any]) -> dict[str, Any]:
     """``conf`` as the API shows it: secrets masked.
 
-    URLs lose their password; the UI's token, and the key and box of the DRPC server and
+    URLs lose their password; the UI's token, the state secret, and the key and box of the
+    DRPC server and
     of the run's memory (whoever has them can put requests to the run, or write its
     state), are masked.
     """
 
     def shown(key: str, value: Any) -> Any:
-        if key == SPARKSTORM_UI_TOKEN and value:
+        if key in (SPARKSTORM_UI_TOKEN, SPARKSTORM_STATE_SECRET, "secret") and value:
             return "***"
         if key in (SPARKSTORM_DRPC_SERVER, SPARKSTORM_RUN_MEMORY) and value:
             return f"{str(value).rpartition('/')[0].partition('?')[0]}/***"

@@ -14,9 +14,11 @@ reaches the tasks in ``sparkstorm.drpc.server``.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import threading
+import time
 import uuid
 from collections import deque
 from collections.abc import Iterable
@@ -28,6 +30,8 @@ from sparkstorm.errors import DRPCExecutionError
 from sparkstorm.topology.builder import Topology
 
 _REQUEST_IDS = itertools.count(1)
+ANSWER_POLL_SECS = 0.002
+"""How often an event loop's caller looks for its answer (the coordinator asks every 2 ms)."""
 
 
 def drpc_functions(topology: Topology) -> list[str]:
@@ -70,6 +74,8 @@ class DRPCServer(DRPCClient):
         self._requests: dict[str, deque[tuple[int, str]]] = {}
         self._answers: dict[int, tuple[bool, str]] = {}
         self._waiting: set[int] = set()
+        self.waiting = self._waiting
+        """The requests submitted and not answered yet (read only)."""
         self._changed = threading.Condition()
         self._closed: str | None = None
         super().__init__(f"{mailbox.serve(self.box, self._serve, host)}/{self.box}")
@@ -78,6 +84,19 @@ class DRPCServer(DRPCClient):
         """Run ``function`` on ``args`` in the topology; its result tuples as a JSON list."""
         request = self.submit(function, args)
         self.wait(request, timeout, f"DRPC {function}({args!r})")
+        return self.result(request, function, args)
+
+    async def answer(self, function: str, args: str, timeout: float) -> str:
+        """:meth:`execute` for an event loop: waits without holding a thread."""
+        request = self.submit(function, args)
+        deadline = time.monotonic() + timeout
+        while not self.answered(request):
+            if time.monotonic() >= deadline:
+                with self._changed:
+                    self._forget(request)
+                msg = f"DRPC {function}({args!r}) was not answered within {timeout} s"
+                raise TimeoutError(msg)
+            await asyncio.sleep(ANSWER_POLL_SECS)
         return self.result(request, function, args)
 
     def submit(self, function: str, args: str) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 import signal
 import sys
@@ -10,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +24,7 @@ from sparkstorm.config import (
     SPARKSTORM_SPARK_PARTITIONS,
     SPARKSTORM_SUPERSTEP_TARGET_SECS,
     SPARKSTORM_UI_HOST,
+    SPARKSTORM_UI_HOSTS,
     SPARKSTORM_UI_PORT,
     SPARKSTORM_UI_TOKEN,
     SPARKSTORM_WATCHDOG_SECS,
@@ -371,8 +374,9 @@ def _serve(
         name=name,
         engine=engine,
         mode=mode,
-        token=runtime.conf[SPARKSTORM_UI_TOKEN] or secrets.token_urlsafe(16),
-        loopback=is_loopback(host),
+        token=ui_token(runtime.conf),
+        # a token the user gave is asked for on loopback too: a shared machine's choice
+        loopback=is_loopback(host) and not token_given(runtime.conf),
         master=runtime.engine.master or master,
         spark_ui=runtime.engine.ui_url,
         graph=topology_graph(runtime.plan),
@@ -380,12 +384,49 @@ def _serve(
         drpc=drpc,
         drpc_timeout=runtime.conf[SPARKSTORM_DRPC_REQUEST_TIMEOUT_SECS],
     )
-    server = ControlServer(control, host, runtime.conf[SPARKSTORM_UI_PORT])
+    server = ControlServer(
+        control, host, runtime.conf[SPARKSTORM_UI_PORT], runtime.conf[SPARKSTORM_UI_HOSTS]
+    )
     _publish(server, runtime)
     server.start()
     runtime.api_url = server.url
-    runtime.api_shown = server.shown_url, None if control.loopback else control.token
+    given = token_given(runtime.conf)  # the user knows it: never printed
+    shown = GIVEN_TOKEN if given else None if control.loopback else control.token
+    runtime.api_shown = server.shown_url, shown
     return server
+
+
+GIVEN_TOKEN = "the one you gave (sparkstorm.ui.token, or the environment)"
+"""What the start line says of a token the user gave: it is not printed."""
+TOKEN_ENV = "SPARKSTORM_UI_TOKEN"
+TOKEN_FILE_ENV = "SPARKSTORM_UI_TOKEN_FILE"
+
+
+def token_given(conf: dict[str, Any]) -> bool:
+    """Whether the user gave the API a token (its control routes then always ask for it)."""
+    return bool(
+        conf[SPARKSTORM_UI_TOKEN] or os.environ.get(TOKEN_ENV) or os.environ.get(TOKEN_FILE_ENV)
+    )
+
+
+def ui_token(conf: dict[str, Any]) -> str:
+    """The API's control token, the first given, else one made up.
+
+    ``sparkstorm.ui.token``, ``$SPARKSTORM_UI_TOKEN``, or the file that
+    ``$SPARKSTORM_UI_TOKEN_FILE`` names: the last two never show in ``ps``.
+    """
+    given = conf[SPARKSTORM_UI_TOKEN] or os.environ.get(TOKEN_ENV)
+    if not given and os.environ.get(TOKEN_FILE_ENV):
+        path = Path(os.environ[TOKEN_FILE_ENV])
+        try:
+            given = path.read_text().strip()
+        except OSError as exc:
+            msg = f"{TOKEN_FILE_ENV}={path}: the token file cannot be read ({exc.strerror})"
+            raise ValueError(msg) from None
+        if not given:
+            msg = f"{TOKEN_FILE_ENV}={path}: the token file is empty"
+            raise ValueError(msg)
+    return str(given) if given else secrets.token_urlsafe(16)
 
 
 def _chosen(runtime: Runtime, mode: str) -> dict[str, str]:

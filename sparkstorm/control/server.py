@@ -2,22 +2,96 @@
 
 Loopback by default: binding another address is a choice the user makes with
 ``sparkstorm.ui.host``, and then the control routes need the token.
+
+Whoever reaches the port may still hold the server's resources: connections are capped
+(:data:`MAX_CONNECTIONS`; more are closed at once, said in one line), a connection that
+has not sent its request's headers within :data:`HEADER_SECS` is closed, and a refused
+accept (no file descriptor left) is said once, not once per attempt.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import logging
 import socket
 import threading
 import time
+from typing import Any
 
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from sparkstorm.control import registry
 from sparkstorm.control.api import build_app
+from sparkstorm.control.api_guard import Guard
 from sparkstorm.control.api_model import Control
 from sparkstorm.tasks.cpu_profile import CpuProfile
 from sparkstorm.tasks.log_levels import LogLevels
+
+MAX_CONNECTIONS = 256
+"""Connections the API holds at once; one more is closed as soon as it is accepted."""
+
+HEADER_SECS = 10.0
+"""How long a connection may take to send its request's headers."""
+
+logger = logging.getLogger(__name__)
+
+
+class _GuardedH11(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol, with a cap on connections and on the headers' time."""
+
+    refused = 0
+    """Connections closed for the cap, by this process's servers."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > MAX_CONNECTIONS:
+            if _GuardedH11.refused == 0:
+                logger.warning(
+                    "the REST API holds %d connections, its most: further ones are closed "
+                    "as they come (said once)",
+                    MAX_CONNECTIONS,
+                )
+            _GuardedH11.refused += 1
+            transport.abort()
+            return
+        self.loop.call_later(HEADER_SECS, self._headers_due)
+
+    def _headers_due(self) -> None:
+        if self.cycle is None and not self.transport.is_closing():  # no request begun
+            self.transport.close()
+
+
+def _said_once(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The loop's exception handler: a refused accept is said once, then counted."""
+    if "accept" in str(context.get("message", "")):
+        _said_once.count += 1  # type: ignore[attr-defined]
+        if _said_once.count == 1:  # type: ignore[attr-defined]
+            logger.warning(
+                "the REST API could not accept a connection: %s (%s); said once",
+                context.get("message"),
+                context.get("exception"),
+            )
+        return
+    loop.default_exception_handler(context)
+
+
+_said_once.count = 0  # type: ignore[attr-defined]
+
+
+class _Server(uvicorn.Server):
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        asyncio.get_running_loop().set_exception_handler(_said_once)
+        await super().serve(sockets)
+
+
+def served_hosts(bound: str, configured: str, extra: list[str]) -> list[str]:
+    """The names ``Host`` may give for an API bound to ``bound`` (see ``api_guard``)."""
+    names = [bound, configured, *extra]
+    if bound in ("0.0.0.0", "::") or not is_loopback(bound):
+        names += [socket.gethostname(), socket.getfqdn()]
+    return names
 
 
 def is_loopback(host: str) -> bool:
@@ -31,7 +105,9 @@ def is_loopback(host: str) -> bool:
 class ControlServer:
     """The API of one running topology, on ``host:port`` (port 0: any free one)."""
 
-    def __init__(self, control: Control, host: str, port: int) -> None:
+    def __init__(
+        self, control: Control, host: str, port: int, hosts: list[str] | None = None
+    ) -> None:
         self.control = control
         self.sock = socket.create_server((host, port))  # bound now: a taken port fails here
         bound_host, bound_port = self.sock.getsockname()[:2]
@@ -40,8 +116,16 @@ class ControlServer:
         """Where this machine's verbs reach the API."""
         self.shown_url = f"http://{socket.gethostname()}:{bound_port}" if wildcard else self.url
         """Where the start line sends people: every address, so the machine's name."""
-        config = uvicorn.Config(build_app(control), log_level="warning", lifespan="off")
-        self.server = uvicorn.Server(config)
+        app = Guard(build_app(control), served_hosts(bound_host, host, hosts or []))
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            lifespan="off",
+            http=_GuardedH11,
+            timeout_keep_alive=5,
+            h11_max_incomplete_event_size=64 * 1024,
+        )
+        self.server = _Server(config)
         self.thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
         )

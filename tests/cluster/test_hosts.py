@@ -90,7 +90,12 @@ def test_a_trident_topology_on_other_hosts_answers_drpc_through_the_drivers_api(
         if (url := api()) is None:
             return False
         try:
-            response = httpx.post(f"{url}/drpc/words?timeout=10", content=b"the man", timeout=30)
+            response = httpx.post(
+                f"{url}/drpc/words?timeout=10",
+                content=b"the man",
+                headers={"Content-Type": "application/octet-stream"},
+                timeout=30,
+            )
         except httpx.HTTPError as exc:  # the run is ending: until() says how, with its output
             answers.append((0, repr(exc)))
             return False

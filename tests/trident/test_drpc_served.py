@@ -66,6 +66,10 @@ def word_count_served():
     return topology.build(), conf
 
 
+ARGS = {"Content-Type": "application/octet-stream"}
+"""A DRPC call's arguments, as they are (the API takes no body a web form could send)."""
+
+
 def expected_sum(args: str) -> int:
     words = [w for s in SENTENCES for w in s.split()]
     return sum(words.count(w) for w in args.split()) * COPIES
@@ -81,7 +85,7 @@ def test_a_runs_drpc_function_is_served_by_its_api_and_the_command_line(engine, 
     path = f"/api/v1/topology/{live.name}/drpc"
 
     def words(args: str) -> list[list[int]]:
-        response = live.http.post(f"{path}/words", content=args.encode())
+        response = live.http.post(f"{path}/words", content=args.encode(), headers=ARGS)
         assert response.status_code == 200, response.text
         return response.json()
 
@@ -109,15 +113,15 @@ def test_a_runs_drpc_function_is_served_by_its_api_and_the_command_line(engine, 
     assert cli.returncode == 0, cli.stderr
     assert json.loads(cli.stdout) == [[expected_sum("moon store")]]
 
-    failed = live.http.post(f"{path}/words", content=b"boom")
+    failed = live.http.post(f"{path}/words", content=b"boom", headers=ARGS)
     assert failed.status_code == 500
     assert "DRPC words('boom') failed" in failed.json()["error"]
     assert "boom was asked for" in failed.json()["error"]
-    unknown = live.http.post(f"{path}/nosuch", content=b"x")
+    unknown = live.http.post(f"{path}/nosuch", content=b"x", headers=ARGS)
     assert unknown.status_code == 404
     assert "no DRPC function 'nosuch'" in unknown.json()["error"]
     assert "it serves: words" in unknown.json()["error"]
-    bad_timeout = live.http.post(f"{path}/words?timeout=-1", content=b"x")
+    bad_timeout = live.http.post(f"{path}/words?timeout=-1", content=b"x", headers=ARGS)
     assert bad_timeout.status_code == 400 and "seconds > 0" in bad_timeout.json()["error"]
     cli_unknown = sparkstorm("drpc", live.name, "nosuch", "x")
     assert cli_unknown.returncode == 2 and "HTTP 404" in cli_unknown.stderr

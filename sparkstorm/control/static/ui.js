@@ -541,6 +541,7 @@ async function post(path, body) {
   for (;;) {
     const token = sessionStorage.getItem("sparkstorm-token");
     const headers = token ? { Authorization: "Bearer " + token } : {};
+    if (body !== undefined) headers["Content-Type"] = "application/json";
     const response = await fetch(`${API}/${name}/${path}`, { method: "POST", headers, body });
     if (response.status !== 401) return response;
     const given = prompt("This topology's control routes need its token (the 'token:' line where the run started, or the run's file on the driver's machine):");
