@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from sparkstorm.private_files import private_dir, read_private, write_private
+
 
 class NotRunning(LookupError):
     """No topology of that name runs on this machine."""
@@ -24,14 +26,16 @@ def run_dir() -> Path:
 
 
 def register(name: str, url: str, token: str) -> Path:
-    """Record this process as running ``name``; a live one of the same name is an error."""
-    folder = run_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    """Record this process as running ``name``; a live one of the same name is an error.
+
+    The folder is this user's alone (0700, owner checked) and the file is written 0600
+    without following a link: it holds the run's control token.
+    """
+    folder = private_dir(run_dir())
     check_free(name)
     path = folder / f"{name}.json"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        json.dump({"name": name, "pid": os.getpid(), "url": url, "token": token}, out)
+    entry = {"name": name, "pid": os.getpid(), "url": url, "token": token}
+    write_private(path, json.dumps(entry).encode())
     return path
 
 
@@ -58,9 +62,9 @@ def running() -> dict[str, dict[str, Any]]:
     me = os.getuid()
     for path in sorted(run_dir().glob("*.json")):
         try:
-            if path.stat().st_uid != me:  # another user's run in a shared folder: not ours
+            if path.lstat().st_uid != me:  # another user's run in a shared folder: not ours
                 continue
-            entry = json.loads(path.read_text())
+            entry = json.loads(read_private(path))
             os.kill(int(entry["pid"]), 0)
         except ProcessLookupError:
             path.unlink(missing_ok=True)

@@ -8,9 +8,33 @@ from __future__ import annotations
 import logging
 import time
 
+SECRET_LOGGERS = ("py4j.java_gateway", "py4j.clientserver")
+"""Loggers that write a secret at DEBUG: py4j's "Command to send: A\\nTOKEN" authenticates."""
+
 ROOT = "ROOT"
 """Storm's name for the root logger."""
 LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
+
+
+class _HideSecrets(logging.Filter):
+    """Masks the py4j gateway's token in py4j's DEBUG line of its authentication."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if text.startswith("Command to send: A\n"):
+            record.msg, record.args = "Command to send: A\n***\n", None
+        return True
+
+
+_HIDE_SECRETS = _HideSecrets()
+
+
+def hide_secrets() -> None:
+    """Keep the secrets some libraries log at DEBUG out of every log, whatever its level."""
+    for name in SECRET_LOGGERS:
+        logger = logging.getLogger(name)
+        if _HIDE_SECRETS not in logger.filters:
+            logger.addFilter(_HIDE_SECRETS)
 
 
 class LogLevels:
@@ -22,6 +46,7 @@ class LogLevels:
 
     def set(self, name: str, level: str, secs: float) -> None:
         """Give logger ``name`` (``ROOT``: the root) ``level`` for ``secs`` seconds."""
+        hide_secrets()
         logger = logging.getLogger(None if name == ROOT else name)
         before = self.set_until[name][2] if name in self.set_until else logger.level
         logger.setLevel(level)

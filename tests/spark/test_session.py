@@ -3,6 +3,7 @@ when used."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -36,3 +37,17 @@ def test_sql_on_demand_has_the_context_at_once_and_starts_spark_sql_when_asked(s
     assert on_demand.createDataFrame([(1,), (2,)], ["n"]).count() == 2
     assert on_demand._session is not None  # made on first use, and kept
     assert on_demand.sparkContext is on_demand._session.sparkContext
+
+
+def test_py4j_writes_no_gateway_token_even_at_debug(spark, caplog):
+    """Issue 54, defect 7: py4j's DEBUG line of its authentication holds the token."""
+    gateway = spark.sparkContext._gateway
+    client = gateway._gateway_client
+    token = client.java_parameters.auth_token  # PySpark's pinned-thread ClientServer
+    assert token, "the gateway authenticates its connections"
+    with caplog.at_level(logging.DEBUG, logger="py4j"):
+        connection = client._create_new_connection()  # a new connection authenticates
+        connection.close()
+    said = "\n".join(r.getMessage() for r in caplog.records)
+    assert "Command to send: A\n***" in said
+    assert token not in said

@@ -15,13 +15,14 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sparkstorm.errors import SparkStormError
+from sparkstorm.private_files import private_temp_dir, write_private
+from sparkstorm.tasks.log_levels import hide_secrets
 
 if TYPE_CHECKING:
     from pyspark import SparkConf
@@ -65,6 +66,7 @@ def _get_or_create(builder: SparkSession.Builder, sql: bool) -> SparkSession:
     Ctrl-C waits for the session, stops it and raises ``KeyboardInterrupt``; a second one
     raises at once, for a launch that hangs (the JVM exits with this process).
     """
+    hide_secrets()  # py4j writes its gateway's token at DEBUG
     outcome: dict[str, Any] = {}
 
     def start() -> None:
@@ -221,8 +223,8 @@ def _spark_conf(builder: SparkSession.Builder) -> SparkConf | None:
 
 
 def _log_file() -> Path:
-    folder = Path(tempfile.gettempdir()) / "sparkstorm"
-    folder.mkdir(exist_ok=True)
+    """Where Spark's log goes: this user's own folder (``$TMPDIR/sparkstorm-UID``, 0700)."""
+    folder = private_temp_dir("sparkstorm")
     return folder / f"spark-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
 
 
@@ -233,7 +235,7 @@ def _log_config(log_file: Path) -> Path:
     inside the live statistics table; the file keeps them for whoever needs them.
     """
     config = log_file.with_suffix(".log4j2.properties")
-    config.write_text(
+    text = (
         "rootLogger.level = warn\n"
         "rootLogger.appenderRef.file.ref = file\n"
         "appender.file.type = File\n"
@@ -242,6 +244,8 @@ def _log_config(log_file: Path) -> Path:
         "appender.file.layout.type = PatternLayout\n"
         "appender.file.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex\n"
     )
+    config.unlink(missing_ok=True)  # a file of the same name is this user's, from before
+    write_private(config, text.encode(), exclusive=True)
     return config
 
 
