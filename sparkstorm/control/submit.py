@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from sparkstorm.config import TOPOLOGY_NAME, check_key, check_value, resolve
+from sparkstorm.state.signing import fill_state_secret
 from sparkstorm.tasks.windowed import check_windowed
 from sparkstorm.topology.builder import Topology
 from sparkstorm.topology.components import ChecksSubmission
@@ -24,6 +25,7 @@ def submitted(
     """The resolved configuration and the plan of ``topology`` submitted as ``name``."""
     resolved = resolve(conf)
     resolved[TOPOLOGY_NAME] = name
+    fill_state_secret(resolved)  # executors on other hosts sign state with the driver's
     plan = Plan(topology, resolved)
     for component_id, spec in plan.components.items():
         for key, value in spec.conf.items():

@@ -41,6 +41,7 @@ from urllib.parse import urlparse
 from pyarrow.fs import FileSelector, FileSystem, LocalFileSystem
 
 from sparkstorm.config import provider_name
+from sparkstorm.state.signing import Signer
 from sparkstorm.topology.shared_resources import shared_resource
 from sparkstorm.urls import redacted
 
@@ -234,21 +235,23 @@ class MemoryStore:
 
 
 class _Codec:
-    """Keys and values as bytes: pickle (any value) or JSON (readable in the store)."""
+    """Keys and values as bytes: signed pickle (any value) or JSON (readable in the store)."""
 
-    def __init__(self, serializer: str) -> None:
+    def __init__(self, serializer: str, signer: Signer) -> None:
         if serializer not in ("pickle", "json"):
             msg = f"state provider config 'serializer' is {serializer!r}; use 'pickle' or 'json'"
             raise ValueError(msg)
         self.json = serializer == "json"
+        self.signer = signer
 
     def dumps(self, value: Any) -> bytes:
         if self.json:
             return json.dumps(value, sort_keys=True).encode()
-        return pickle.dumps(value, protocol=5)
+        return self.signer.sign(pickle.dumps(value, protocol=5))
 
-    def loads(self, data: Any) -> Any:
-        return json.loads(data) if self.json else pickle.loads(data)
+    def loads(self, data: Any, where: str) -> Any:
+        """``data`` decoded; a pickle only once its signature matched (``where`` names it)."""
+        return json.loads(data) if self.json else pickle.loads(self.signer.verify(data, where))
 
 
 def redis_client(config: dict[str, Any], wait: float) -> Any:
@@ -298,7 +301,7 @@ class RedisStore:
     def __init__(self, config: dict[str, Any], topology: str, *, patient: bool = True) -> None:
         self.client = redis_client(config, self.RETRY_SECS if patient else 0.0)
         self.prefix = f"{config.get('key_prefix', 'sparkstorm:state')}:{topology}"
-        self.codec = _Codec(config.get("serializer", "pickle"))
+        self.codec = _Codec(config.get("serializer", "pickle"), Signer.of(config))
 
     def _key(self, task: str) -> str:
         return f"{self.prefix}:{task}"
@@ -355,17 +358,21 @@ class RedisStore:
         staged = sorted(int(t) for t in self.client.smembers(f"{key}:staged"))
         later = []
         for committed in [t for t in staged if txid < t <= marker]:
+            where = f"a field of Redis hash {key}:staged:{committed}"
             raw = self.client.hgetall(f"{key}:staged:{committed}")
             changes = {
-                self.codec.loads(k): DELETED if v == self._TOMBSTONE else self.codec.loads(v)
+                self.codec.loads(k, where): (
+                    DELETED if v == self._TOMBSTONE else self.codec.loads(v, where)
+                )
                 for k, v in raw.items()
             }
             later.append((committed, changes))
         return txid, later
 
     def _data(self, task: str) -> dict[Any, Any]:
-        raw = self.client.hgetall(self._key(task))
-        return {self.codec.loads(k): self.codec.loads(v) for k, v in raw.items()}
+        key = self._key(task)
+        raw, where = self.client.hgetall(key), f"a field of Redis hash {key}"
+        return {self.codec.loads(k, where): self.codec.loads(v, where) for k, v in raw.items()}
 
     def stage(self, task: str, txid: int, changes: Changes) -> None:
         """Keep ``changes`` under ``txid`` until the marker reaches it."""
@@ -436,6 +443,7 @@ class DirectoryStore:
         if create:  # a reader (``create=False``) leaves no folder behind for a wrong name
             self.fs.create_dir(self.root)
         self._sync = isinstance(self.fs, LocalFileSystem)
+        self.signer = Signer.of(config)
 
     def _markers(self) -> dict[int, str]:
         return self._files(self.root, "COMMITTED")
@@ -500,10 +508,10 @@ class DirectoryStore:
         path, marker = f"{self.root}/{task.replace(':', '/')}", self.committed_txid()
         bases = {t: f for t, f in self._files(path, "base").items() if t <= marker}
         txid = max(bases, default=-1)
-        data: dict[Any, Any] = pickle.loads(self._read(bases[txid])) if bases else {}
+        data: dict[Any, Any] = self._load(bases[txid]) if bases else {}
         for later, file in sorted(self._files(path, "delta").items()):
             if txid < later <= marker:
-                apply(data, pickle.loads(self._read(file)))
+                apply(data, self._load(file))
                 txid = later
         return txid, data
 
@@ -511,7 +519,7 @@ class DirectoryStore:
         """Keep ``changes`` under ``txid`` until the marker reaches it."""
         file = f"{self._dir(task)}/delta-{txid}"
         self._delete(file)  # what a crashed run staged under this id, above the marker
-        self._write(file, pickle.dumps(changes, protocol=5))
+        self._write(file, self.signer.sign(pickle.dumps(changes, protocol=5)))
 
     def commit(
         self, task: str, txid: int, changes: Changes, data: Callable[[], dict[Any, Any]]
@@ -524,11 +532,15 @@ class DirectoryStore:
         since = self._sizes([f for t, f in deltas.items() if t > newest])
         if since <= max(base, 1 << 20) or txid in bases:  # a base once written is never replaced
             return
-        self._write(f"{path}/base-{txid}", pickle.dumps(data(), protocol=5))
+        self._write(f"{path}/base-{txid}", self.signer.sign(pickle.dumps(data(), protocol=5)))
         for kind, files in (("base", bases), ("delta", deltas)):
             for older, file in files.items():
                 if older < txid or (kind == "delta" and older == txid):
                     self._delete(file)
+
+    def _load(self, path: str) -> Any:
+        """A base or delta file's contents, once its signature matched."""
+        return pickle.loads(self.signer.verify(self._read(path), f"state file {path}"))
 
     def _read(self, path: str) -> bytes:
         with self.fs.open_input_stream(path) as stream:

@@ -207,19 +207,26 @@ class InMemoryWindowsStoreFactory(WindowsStoreFactory):
 
 
 class _RedisWindows(WindowsStore):
-    def __init__(self, url: str, prefix: str) -> None:
+    """Windows in Redis, each value a signed pickle (``state/signing.py``)."""
+
+    def __init__(self, url: str, prefix: str, conf: dict[str, Any]) -> None:
+        from sparkstorm.config import provider_config
+        from sparkstorm.state.signing import Signer
         from sparkstorm.state.stores import redis_client
 
         self.client, self.prefix = redis_client({"url": url}, 30.0), prefix
+        self.signer = Signer.of(provider_config(conf))
 
     @override
     def get(self, key: str) -> Any:
         raw = self.client.get(f"{self.prefix}:{key}")
-        return None if raw is None else pickle.loads(raw)
+        if raw is None:
+            return None
+        return pickle.loads(self.signer.verify(raw, f"Redis key {self.prefix}:{key}"))
 
     @override
     def put(self, key: str, value: Any) -> None:
-        self.client.set(f"{self.prefix}:{key}", pickle.dumps(value, protocol=5))
+        self.client.set(f"{self.prefix}:{key}", self.signer.sign(pickle.dumps(value, protocol=5)))
 
     @override
     def remove(self, key: str) -> None:
@@ -231,7 +238,7 @@ class _RedisWindows(WindowsStore):
 
 
 class RedisWindowsStoreFactory(WindowsStoreFactory):
-    """Windows in Redis, under ``sparkstorm:trident:<name>:windows:...`` (pickled).
+    """Windows in Redis, under ``sparkstorm:trident:<name>:windows:...`` (signed pickles).
 
     .. versionadded:: 0.4.0
     """
@@ -241,7 +248,7 @@ class RedisWindowsStoreFactory(WindowsStoreFactory):
 
     @override
     def create(self, conf: dict[str, Any]) -> WindowsStore:
-        return _RedisWindows(self.url, f"sparkstorm:trident:{self.name}:windows")
+        return _RedisWindows(self.url, f"sparkstorm:trident:{self.name}:windows", conf)
 
     @override
     def store(self) -> StateStore:
