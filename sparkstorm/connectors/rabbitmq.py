@@ -277,7 +277,7 @@ class RabbitMQSpout(Spout):
                 self.channel.basic_nack(tag, requeue=how == REQUEUE)
                 return
             headers = dict(properties.headers or {})
-            attempts = int(headers.get(ATTEMPTS_HEADER, 0)) + 1
+            attempts = self._attempts_before(headers, properties.message_id) + 1
             headers[ATTEMPTS_HEADER] = attempts
             headers[REASON_HEADER] = str(reason) if reason is not None else "unknown"
             exhausted = self.max_retries is not None and attempts >= self.max_retries
@@ -292,6 +292,25 @@ class RabbitMQSpout(Spout):
             self.channel.basic_ack(tag)
         except _CONNECTION_ERRORS as exc:
             self._lost(exc)
+
+    def _attempts_before(self, headers: dict[str, Any], message_id: str | None) -> int:
+        """The attempts the header counts; one that is no count is hostile input: 0."""
+        raw = headers.get(ATTEMPTS_HEADER, 0)
+        if isinstance(raw, bytes):
+            raw = raw.decode(errors="replace")
+        if isinstance(raw, str) and raw.strip().isdigit():
+            raw = int(raw)
+        if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0:
+            return raw
+        log.warning(
+            "RabbitMQSpout: message %s on queue %r has %s=%.40r, not a count of attempts: "
+            "counted as its first",
+            message_id or "(no message id)",
+            self.queue,
+            ATTEMPTS_HEADER,
+            raw,
+        )
+        return 0
 
     def close(self) -> None:
         """Close the connection; unacked deliveries return to the queue."""

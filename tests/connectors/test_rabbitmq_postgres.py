@@ -182,3 +182,29 @@ def test_a_broker_that_cannot_be_reached_is_an_error_naming_where():
 
 def spout_of(runtime):
     return next(iter(runtime.spouts.values())).spout
+
+
+@pytest.mark.parametrize("header", ["abc", -4, "", {"x": 1}])
+def test_an_attempts_header_that_is_no_count_is_a_first_attempt(
+    channel, queue, table, header, caplog
+):
+    """Issue 54, defect 6: ``x-sparkstorm-attempts: abc`` raised in the spout; the message
+    was neither acked, nacked nor dead-lettered, and held its prefetch slot for ever."""
+    dlq = queue + "-dlq"
+    channel.basic_publish(
+        "",
+        queue,
+        b"0|poison pill",
+        pika.BasicProperties(message_id="hostile", headers={ATTEMPTS_HEADER: header}),
+    )
+    spout = CheckingSpout(URL, queue, table, max_retries=2, dead_letter_queue=dlq)
+    topology, conf = words_topology(queue, table, spout=spout)
+    runtime = TopologyRuntime("hostile", topology, conf, make_engine("local"), WallClock())
+    run_until(runtime, lambda: queue_depth(channel, dlq) == 1, 60)
+    runtime.kill()
+    assert runtime.errors == []
+    _, properties, _ = channel.basic_get(dlq, auto_ack=True)
+    assert properties.headers[ATTEMPTS_HEADER] == 2  # the header counted as no attempt
+    said = [r.getMessage() for r in caplog.records if "not a count of attempts" in r.getMessage()]
+    assert len(said) == 1 and "message hostile on queue" in said[0]
+    assert queue_depth(channel, queue) == 0
