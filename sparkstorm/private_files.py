@@ -61,15 +61,19 @@ def private_temp_dir(name: str) -> Path:
         return fresh
 
 
-def write_private(path: Path, data: bytes, *, exclusive: bool = False) -> None:
+def write_private(path: Path, data: bytes, *, exclusive: bool = False, sync: bool = False) -> None:
     """Write ``path`` readable by its user only, never through a link (``O_NOFOLLOW``).
 
-    ``exclusive``: fail with ``FileExistsError`` when the file exists already.
+    ``exclusive``: fail with ``FileExistsError`` when the file exists already; ``sync``:
+    on the disk before this returns (survives a power cut).
     """
     flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_EXCL if exclusive else os.O_TRUNC)
     descriptor = os.open(path, flags, 0o600)
     with os.fdopen(descriptor, "wb") as out:
         out.write(data)
+        if sync:
+            out.flush()
+            os.fsync(out.fileno())
 
 
 def read_private(path: Path) -> bytes:

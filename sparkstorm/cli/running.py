@@ -23,6 +23,7 @@ from sparkstorm.config import (
 )
 from sparkstorm.errors import InvalidTopologyError, RunAborted, SparkStormError
 from sparkstorm.topology.builder import Topology
+from sparkstorm.trident.coordinator import Coordinator
 
 if TYPE_CHECKING:
     from sparkstorm.control.run import RunResult
@@ -146,6 +147,9 @@ def _callbacks(console: Console, name: str) -> dict[str, Any]:
         log_file = runtime.engine.log_file
         if log_file:
             console.print(f"Spark log: {log_file}")
+        for spec in runtime.plan.components.values():
+            if isinstance(spec.obj, Coordinator):
+                console.print(f"Trident progress: {spec.obj.progress_where(runtime.conf)}")
         checkpoints = runtime.checkpoints
         if checkpoints.enabled:
             provider = state_provider(runtime.conf)

@@ -11,21 +11,46 @@ committed, as they would from Redis.
 One memory serves one ``sparkstorm.run``, or one ``LocalCluster`` (every topology
 submitted to it, under their names): a new run, or a new cluster, starts empty, as
 Storm's ``LocalCluster`` starts with an empty ZooKeeper.
+
+A space whose name starts with :data:`DURABLE` is the exception: the driver writes it
+through to a JSON file of its own (``~/.sparkstorm/trident/``, 0600 in a 0700 folder,
+replaced whole), and reads it back from there in a later run on the same machine. That is
+where a Trident topology keeps its progress when its states cannot say where they keep
+theirs: a user's own ``StateFactory``, as Storm keeps it in ZooKeeper, always there.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import threading
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from sparkstorm.config import SPARKSTORM_RUN_MEMORY
 from sparkstorm.control import mailbox
+from sparkstorm.private_files import private_dir, read_private, write_private
 from sparkstorm.topology.builder import Topology
 from sparkstorm.topology.components import UsesRunMemory
 
 Space = dict[Any, Any]
+
+DURABLE = "durable:"
+"""A space named so outlives the run: the driver keeps it on its disk (JSON values only)."""
+
+
+def durable_folder() -> Path:
+    """Where the driver keeps the durable spaces (``$SPARKSTORM_HOME``, else ``~/.sparkstorm``)."""
+    home = os.environ.get("SPARKSTORM_HOME") or Path.home() / ".sparkstorm"
+    return Path(home) / "trident"
+
+
+def durable_file(space: str) -> Path:
+    """The file of durable space ``space``."""
+    return durable_folder() / f"{quote(space.removeprefix(DURABLE), safe='')}.json"
 
 
 class RunMemoryClient:
@@ -57,6 +82,8 @@ class RunMemory(RunMemoryClient):
         kind, name, *rest = request
         with self._lock:
             space = self._spaces.get(name)
+            if space is None and name.startswith(DURABLE):
+                space = self._spaces[name] = _read_durable(name)
             if kind == "read":
                 return dict(space or {})
             puts, deletes = rest
@@ -65,6 +92,8 @@ class RunMemory(RunMemoryClient):
             space.update(puts)
             for key in deletes:
                 space.pop(key, None)
+            if name.startswith(DURABLE):
+                _write_durable(name, space)
             return None
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -74,6 +103,27 @@ class RunMemory(RunMemoryClient):
         """Forget every space: the run is over."""
         mailbox.forget(self.box)
         self._spaces.clear()
+
+
+def _read_durable(space: str) -> Space:
+    try:
+        kept: Space = json.loads(read_private(durable_file(space)))
+    except FileNotFoundError:
+        return {}
+    return kept
+
+
+def _write_durable(space: str, values: Space) -> None:
+    """Replace the space's file whole: a new file, flushed to disk, moved over the old."""
+    path = durable_file(space)
+    private_dir(path.parent)
+    fresh = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
+    try:
+        write_private(fresh, json.dumps(values).encode(), exclusive=True, sync=True)
+        fresh.replace(path)
+    except BaseException:
+        fresh.unlink(missing_ok=True)
+        raise
 
 
 def needs_memory(topology: Topology) -> bool:

@@ -105,6 +105,11 @@ class Coordinator(Spout, ChecksSubmission, HoldsWork, UsesRunMemory):
         """Refuse a topology whose progress has no place that lives as long as its states."""
         progress_store(conf, self.states)
 
+    def progress_where(self, conf: dict[str, Any]) -> str:
+        """Where the topology's progress is kept, for the run's start line."""
+        store, name = progress_store(conf, self.states)
+        return f"{store.shown} ({name})"
+
     def declare_output_fields(self, declarer: OutputFieldsDeclarer) -> None:
         """One direct stream per edge out, and the commit stream."""
         for edges in [*self.spout_edges.values(), *self.drpc_edges.values()]:

@@ -11,9 +11,13 @@ the last commit, counting nothing twice and losing nothing:
   its Redis, a PostgreSQL map's in its database, a ``MemoryMapState``'s in the run's
   memory (as is that of a topology with no state), which outlives the workers but not
   the run;
-- where that cannot be decided (a state factory that cannot tell where it keeps its
-  values, states in two stores, a state that outlives the run with progress that does
-  not), the topology is refused at submit, in one line naming
+- not named, and a state that cannot tell where it keeps its values (a user's own
+  ``StateFactory``, as Storm's API writes them) with no durable state to keep it beside:
+  with the driver, on its disk (``~/.sparkstorm/trident/NAME.json``), as Storm keeps it
+  in ZooKeeper: a driver run again on that machine goes on from it. A cluster whose
+  driver may start on another machine names ``topology.state.provider``;
+- where that cannot be decided (states in two stores, a state that outlives the run
+  with progress that does not), the topology is refused at submit, in one line naming
   ``topology.state.provider``, before anything is written.
 
 A coordinator that starts again, in a new run or a new worker, goes on from the txid
@@ -33,7 +37,7 @@ from sparkstorm.config import (
     provider_config,
     provider_name,
 )
-from sparkstorm.control.run_memory import RunMemoryClient, run_memory
+from sparkstorm.control.run_memory import DURABLE, RunMemoryClient, durable_folder, run_memory
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.state.stores import Sources, open_store
 from sparkstorm.trident.state.base import MEMORY, StateStore
@@ -88,16 +92,9 @@ def progress_store(
             )
             raise InvalidTopologyError(msg)
         return StateStore(provider, provider_config(conf)), f"{topology}:trident"
-    unknown = [(label, factory) for label, factory, store in stores if store is None]
-    if unknown:
-        label, factory = unknown[0]
-        msg = (
-            f"Trident topology {topology!r}: state {label!r} ({type(factory).__name__}) "
-            f"does not say where it keeps its values (StateFactory.store()), so the "
-            f"topology cannot tell where to keep its progress (the last committed batch, "
-            f"the spouts' positions) for a restart to count nothing twice: {PROVIDER_HINT}"
-        )
-        raise InvalidTopologyError(msg)
+    unknown = [label for label, _, store in stores if store is None]
+    if unknown and not durable:  # a user's own states: kept with the driver, as in ZooKeeper
+        return driver_store(), topology
     places = {s.shown: s for _, s in durable}  # one store: the same kind at one address
     if len(places) > 1:
         shown = " and ".join(s.shown for s in places.values())
@@ -112,10 +109,21 @@ def progress_store(
     return store, f"{store.name}:progress"
 
 
+DRIVER = "driver"
+"""The provider of progress the driver keeps on its disk (a durable run-memory space)."""
+
+
+def driver_store() -> StateStore:
+    """The driver's own durable home for progress, shown with its folder."""
+    return StateStore(DRIVER, {"path": str(durable_folder())})
+
+
 def open_progress(store: StateStore, name: str, conf: dict[str, Any]) -> ProgressStore:
     """The progress store ``progress_store`` chose, opened."""
     if store.provider == "memory":
         return MemoryProgress(run_memory(conf), name)
+    if store.provider == DRIVER:
+        return MemoryProgress(run_memory(conf), name, durable=True)
     if store.provider == "postgres":
         from sparkstorm.trident.state.postgres import PostgresProgress
 
@@ -127,10 +135,11 @@ def open_progress(store: StateStore, name: str, conf: dict[str, Any]) -> Progres
 
 
 class MemoryProgress:
-    """Progress in the run's memory: it outlives the workers, not the run."""
+    """Progress in the run's memory: it outlives the workers; ``durable``, the run too."""
 
-    def __init__(self, memory: RunMemoryClient, name: str) -> None:
-        self.memory, self.space = memory, f"trident-progress:{name}"
+    def __init__(self, memory: RunMemoryClient, name: str, *, durable: bool = False) -> None:
+        self.memory = memory
+        self.space = f"{DURABLE}{name}" if durable else f"trident-progress:{name}"
 
     def committed_txid(self) -> int:
         """The last committed txid (-1 before the first)."""

@@ -95,8 +95,9 @@ class StateFactory(ABC):
     def store(self) -> StateStore | None:
         """Where its states keep their values; None (the default): sparkstorm cannot tell.
 
-        A topology persisting into a factory that cannot tell must name
-        ``topology.state.provider``, the store its progress survives a restart in.
+        A topology persisting only into factories that cannot tell keeps its progress
+        with the driver, on its disk, unless ``topology.state.provider`` names a store
+        (docs/trident.md, "Where the progress is kept").
 
         .. versionadded:: 0.4.0
         """
