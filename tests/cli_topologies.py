@@ -285,3 +285,52 @@ def halting():
     conf = Config()
     conf.set_max_spout_pending(100)
     return builder.create_topology(), conf
+
+
+class Replaying(Spout):
+    """Emits 0..n-1, tracked, and emits again what failed, as Storm's spouts replay."""
+
+    def __init__(self, n=1000):
+        self.n = n
+
+    def open(self, conf, context, collector):
+        self.collector = collector
+        self.next = 0
+        self.failed = []
+
+    def next_tuple(self):
+        if self.failed:
+            n = self.failed.pop()
+            self.collector.emit([n], msg_id=n)
+        elif self.next < self.n:
+            self.collector.emit([self.next], msg_id=self.next)
+            self.next += 1
+
+    def fail(self, msg_id):
+        self.failed.append(msg_id)
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("n"))
+
+
+class FailSevensOnce(Bolt):
+    """Fails each multiple of 7 the first time it comes, acks everything else."""
+
+    def prepare(self, conf, context, collector):
+        self.collector = collector
+        self.seen = set()
+
+    def execute(self, tup):
+        n = tup[0]
+        if n % 7 == 0 and n not in self.seen:
+            self.seen.add(n)
+            self.collector.fail(tup)
+        else:
+            self.collector.ack(tup)
+
+
+def replaying():
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", Replaying())
+    builder.set_bolt("sevens", FailSevensOnce()).shuffle_grouping("numbers")
+    return builder.create_topology()

@@ -188,11 +188,21 @@ def test_a_blocking_next_tuple_is_reported_and_the_first_ctrl_c_acts(tmp_path):
 def test_a_run_whose_trees_fail_exits_1_with_a_counted_summary():
     proc = sparkstorm("run", f"{TOPOLOGIES}:failing", "--engine", "local", "--until-idle")
     assert proc.returncode == 1, proc.stderr
-    assert "run failed: 20 tuple trees failed (error 20); 20 errors reported by tasks" in (
-        proc.stderr
+    assert (
+        "run failed: 20 tuple trees failed for good (error 20); 20 errors reported by tasks"
+        in proc.stderr
     )
     assert "error in boom (x20): ValueError: no good" in proc.stderr
     assert proc.stderr.count("Traceback") <= 1  # logged once, then counted
+
+
+def test_failures_replayed_and_acked_are_said_and_the_run_exits_0():
+    """Issue 55, defect 5: every failure replayed and acked, and the run exited 1."""
+    proc = sparkstorm("run", f"{TOPOLOGIES}:replaying", "--engine", "local", "--until-idle")
+    assert proc.returncode == 0, proc.stderr
+    said = proc.stdout + proc.stderr
+    assert "143 messages failed, then were acked on replay (143 failures on the way: " in said
+    assert "run failed" not in said
 
 
 def test_topology_debug_prints_a_line_per_emit_and_outcome():

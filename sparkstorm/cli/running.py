@@ -56,10 +56,15 @@ def outcome(result: Any) -> tuple[int, list[str]]:
     the engine recovered from (a lost worker or superstep) is said, not counted.
     """
     reasons: Counter[str] = Counter()
+    for_good: Counter[str] = Counter()
+    replayed = 0
     for row in result.stats.values():
         if row.get("kind") == "spout":
             reasons.update(row.get("fail_reasons", {}))
+            for_good.update(row.get("failed_for_good", {}))
+            replayed += row.get("replayed_acked", 0)
     shutdown = reasons.pop("shutdown", 0)
+    for_good.pop("shutdown", 0)
     distinct: Counter[tuple[str, str]] = Counter()
     recovered = []
     for error in result.errors:
@@ -75,11 +80,17 @@ def outcome(result: Any) -> tuple[int, list[str]]:
     ]
     if len(distinct) > 10:
         lines.append(f"... and {len(distinct) - 10} more distinct errors (see --stats-json)")
-    failed = sum(reasons.values())
+    failed = sum(for_good.values())
     problems = []
-    if failed:
+    if replayed:
         why = ", ".join(f"{reason} {n:,}" for reason, n in reasons.most_common())
-        problems.append(f"{failed:,} tuple trees failed ({why})")
+        lines.append(
+            f"{replayed:,} messages failed, then were acked on replay "
+            f"({reasons.total():,} failures on the way: {why})"
+        )
+    if failed:
+        why = ", ".join(f"{reason} {n:,}" for reason, n in for_good.most_common())
+        problems.append(f"{failed:,} tuple trees failed for good ({why})")
     if result.errors_dropped:
         lines.append(
             f"{result.errors_dropped:,} more errors were reported; the run keeps the first "

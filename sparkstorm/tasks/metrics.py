@@ -115,6 +115,10 @@ class TaskStats:
     """Spout, after a restart: messages delivered again whose effect was committed already
     (acked, not emitted; see :mod:`sparkstorm.tasks.committed_sources`)."""
     fail_reasons: dict[str, int] = field(default_factory=dict)
+    replayed_acked: int = 0
+    """Spout: message ids that failed, then were acked (the spout replayed them)."""
+    failed_for_good: dict[str, int] = field(default_factory=dict)
+    """Spout: message ids whose last outcome is a failure, by its reason's kind."""
     culprits: dict[int, FailReason] = field(default_factory=dict)
     """Stateful bolt: trees whose processing calls for the next rollback (a failed or
     raising input, a state value that cannot be stored, a window that raised), by root,
@@ -158,6 +162,7 @@ SUMMED = (
     "late_tuples",
     "batches_in",
     "batches_out",
+    "replayed_acked",
 )
 
 
@@ -187,6 +192,11 @@ def by_component(tasks: list[TaskStats], superstep_secs: float) -> dict[str, dic
             for kind, n in s.fail_reasons.items():
                 reasons[kind] = reasons.get(kind, 0) + n
         row["fail_reasons"] = reasons
+        for_good: dict[str, int] = {}
+        for s in members:
+            for kind, n in s.failed_for_good.items():
+                for_good[kind] = for_good.get(kind, 0) + n
+        row["failed_for_good"] = for_good
         row["output_stats"] = _output_stats(members)
         row["input_stats"] = _input_stats(members)
         row["metrics"] = latest_metrics(members)

@@ -94,6 +94,8 @@ class SpoutTask:
         """Roots of the trees a prepared checkpoint holds (see :meth:`seal`)."""
         self.replays: CommittedSources | None = None
         """Set on a restart with keys the last run committed (see ``committed_sources``)."""
+        self._failed_last: dict[Any, str] = {}
+        """Message ids whose last outcome is a failure, with its kind (see :meth:`_settled`)."""
         self.begin(-1, 0.0)  # ids for emits made before the first superstep (in open)
 
     # -- called by the collector -------------------------------------------------------
@@ -262,6 +264,9 @@ class SpoutTask:
         for stream, n in Counter(entry[2] for entry in done).items():
             self._outcomes_of(stream)[0] += n
         ids = [entry[0] for entry in done]
+        if self._failed_last:
+            for msg_id in ids:
+                self._settled(msg_id, None)
         if self.collector.debug is not None and self.collector.debug.sampled():
             self.collector.debug.append(f"SPOUT Acking {len(ids)} messages, {ids[0]!r} first")
         self.guarded(self.spout.ack_batch, ids)  # type: ignore[attr-defined]
@@ -340,10 +345,36 @@ class SpoutTask:
             return
         self._call_fail(entry[0], TIMEOUT, entry[2], entry[1])
 
+    def _settled(self, msg_id: MsgId, failure: str | None) -> None:
+        """Note ``msg_id``'s latest outcome: a failure of that kind, or (None) an ack.
+
+        A message whose last outcome is a failure failed for good, so far; one acked
+        after failing was replayed, and is counted so (the run's exit code follows the
+        first, not every failure on the way).
+        """
+        key: Any = msg_id
+        try:
+            hash(key)
+        except TypeError:  # a list, a dict: its text stands for it
+            key = repr(msg_id)
+        last, kinds = self._failed_last, self.stats.failed_for_good
+        before = last.pop(key, None) if (failure is not None or last) else None
+        if before is not None:
+            kinds[before] -= 1
+            if not kinds[before]:
+                del kinds[before]
+            if failure is None:
+                self.stats.replayed_acked += 1
+        if failure is not None:
+            last[key] = failure
+            kinds[failure] = kinds.get(failure, 0) + 1
+
     def _call_ack(
         self, msg_id: MsgId, stream: str | None = None, emitted_at: float | None = None
     ) -> None:
         self.stats.acked += 1
+        if self._failed_last:
+            self._settled(msg_id, None)
         if stream is not None:
             self._outcomes_of(stream)[0] += 1
         if self.collector.debug is not None and self.collector.debug.sampled():
@@ -365,6 +396,7 @@ class SpoutTask:
             self._outcomes_of(stream)[1] += 1
         kinds = self.stats.fail_reasons
         kinds[reason.kind] = kinds.get(reason.kind, 0) + 1
+        self._settled(msg_id, reason.kind)
         if self.collector.debug is not None and self.collector.debug.sampled():
             self.collector.debug.append(f"SPOUT Failing {msg_id!r}: {reason}")
         if self._fail_takes_reason:

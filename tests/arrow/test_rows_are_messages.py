@@ -47,6 +47,8 @@ def test_a_poison_row_fails_its_message_alone_and_the_rest_are_acked_once(
     assert noted(folder, "failed") == ["7 explicit"]  # the poison row, alone
     acked = Counter(int(line) for line in noted(folder, "acked"))
     assert acked == Counter(range(40))  # each sentence once: the poison after its replay
+    spout = cluster.stats("rows")["sentences"]
+    assert spout["replayed_acked"] == 1 and spout["failed_for_good"] == {}  # a healthy run
     words = Counter(w for s in SENTENCES for w in s.split())
     assert counted(folder) == words  # the failed attempt emitted nothing of the poison row
 
