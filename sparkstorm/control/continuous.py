@@ -71,6 +71,10 @@ CPU_SHARE_SECS = 3.0
 """A worker's CPU % is measured over the last 3 to 6 seconds of its reports."""
 
 
+CARRIED = ("sent", "received", "dropped", "turns")
+"""A worker's counts that go on across its restarts, as the page shows them."""
+
+
 class ContinuousRuntime:
     """Runs one submitted topology in long-running workers, from the driver."""
 
@@ -115,6 +119,10 @@ class ContinuousRuntime:
         self._lost_stats: list[TaskStats] = []
         """Statistics of the tasks of stage attempts that were lost (they add up)."""
         self.reports: dict[int, WorkerReport] = {}
+        self._before: dict[int, dict[str, int]] = {}
+        """Per worker index, the counts of its earlier lives (a restart starts them at 0)."""
+        self._launched = 0.0
+        """When (the run's clock) the workers running now started: capacity is since then."""
         """Each worker's newest report."""
         self.stacks: dict[int, tuple[float, str]] = {}
         """Per worker, the latest dump of its threads the operator asked for: (when, text)."""
@@ -239,8 +247,7 @@ class ContinuousRuntime:
         self.errors.append(
             ReportedError(SYSTEM_COMPONENT_ID, SYSTEM_TASK_ID, self.now(), message, recovered=True)
         )
-        self._lost_stats.extend(self.latest_stats.values())
-        self.latest_stats, self.reports = {}, {}
+        self._retire_workers()
         self._restart_at = time.monotonic() + delay
         self._forget_idle()
 
@@ -285,8 +292,25 @@ class ContinuousRuntime:
         self.restarts.running()
         self._resume()
 
+    def _retire_workers(self) -> None:
+        """The workers are gone: keep their tasks' figures and their counts, for ever."""
+        self._lost_stats.extend(self.latest_stats.values())
+        for index, report in self.reports.items():
+            before = self._before.setdefault(index, dict.fromkeys(CARRIED, 0))
+            for key in CARRIED:
+                before[key] += getattr(report, key)
+        self.latest_stats, self.reports = {}, {}
+
+    def _carried(self, index: int, key: str, report: WorkerReport | None) -> int | None:
+        """A worker's count ``key`` over all its lives (None before any report)."""
+        before = self._before.get(index, {}).get(key, 0)
+        if report is None:
+            return before or None
+        return int(getattr(report, key)) + before
+
     def _resume(self) -> None:
         """Started workers take up the run: its clock, checkpoints, and active spouts."""
+        self._launched = self.now()
         self._sent_time = -1.0  # the new workers need the simulated time too
         self.checkpoints.restarted()
         self.engine.command((EPOCH, self._epoch))  # the run's clock goes on
@@ -324,8 +348,7 @@ class ContinuousRuntime:
         for report in self.engine.shut_down(SHUTDOWN_SECS):
             self.take_report(report)
         log.warning("%s: the tasks are placed over %d workers (a rebalance)", self.name, workers)
-        self._lost_stats.extend(self.latest_stats.values())
-        self.latest_stats, self.reports = {}, {}
+        self._retire_workers()
         self.active = was_active
         try:
             self.engine.relaunch(workers, self.checkpoints.replays)
@@ -366,7 +389,9 @@ class ContinuousRuntime:
             lines = self.worker_logs.setdefault(report.worker, deque(maxlen=WORKER_LOG_LINES))
             lines.extend((now, line) for line in report.log_lines)
             relog(f"worker {report.worker}", report.log_lines)
-        self.supersteps_run = sum(r.turns for r in self.reports.values())
+        self.supersteps_run = sum(r.turns for r in self.reports.values()) + sum(
+            b["turns"] for b in self._before.values()
+        )
         for error in report.errors:
             self._keep(error)
         self.debugging.note(report.debug)
@@ -560,10 +585,7 @@ class ContinuousRuntime:
                     "pid": self.engine.pids.get(index),
                     "tasks": [f"{self.plan.task_component[t]}:{t}" for t in tasks],
                     "backlog": report.backlog if report else None,
-                    "sent": report.sent if report else None,
-                    "received": report.received if report else None,
-                    "dropped": report.dropped if report else None,
-                    "turns": report.turns if report else None,
+                    **{key: self._carried(index, key, report) for key in CARRIED},
                     **usage_row(
                         report.usage if report else None,
                         self._usage_marks.get(index, (None, None))[0],
@@ -579,9 +601,18 @@ class ContinuousRuntime:
     def _busy_secs(self) -> float:
         return max(1e-9, self.now())
 
+    def _live_secs(self) -> float:
+        """How long the workers running now have run (capacity is of their tasks)."""
+        return max(1e-9, self.now() - self._launched)
+
     def stats(self) -> dict[str, dict[str, Any]]:
         """Per-component statistics (Storm UI's names), ``__acker`` included."""
         stats = by_component([*self._lost_stats, *self.latest_stats.values()], self._busy_secs())
+        busiest: dict[str, float] = {}  # capacity: of the tasks running now, since they began
+        for live in self.latest_stats.values():
+            busiest[live.component] = max(busiest.get(live.component, 0.0), live.execute_secs)
+        for component, row in stats.items():
+            row["capacity"] = round(busiest.get(component, 0.0) / self._live_secs(), 3)
         pending: dict[str, int] = {}
         for report in self.reports.values():
             for task, count in report.pending.items():
@@ -596,7 +627,7 @@ class ContinuousRuntime:
 
     def task_stats(self) -> dict[str, list[dict[str, Any]]]:
         """Per-task statistics by component (Storm UI's executors), ``__acker`` included."""
-        rows = by_task(list(self.latest_stats.values()), self._busy_secs())
+        rows = by_task(list(self.latest_stats.values()), self._live_secs())
         for report in self.reports.values():
             for task, count in report.pending.items():
                 if task in rows:

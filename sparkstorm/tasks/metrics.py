@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from sparkstorm._types import FailReason
+from sparkstorm.topology.metrics import SinceStart
 
 KEPT_POINTS = 100
 """Buckets of registered metrics a task keeps for the driver to read."""
@@ -205,14 +206,29 @@ def by_component(tasks: list[TaskStats], superstep_secs: float) -> dict[str, dic
 
 
 def latest_metrics(members: list[TaskStats]) -> dict[str, Any]:
-    """The newest value of each registered metric of these tasks (whichever task sent it)."""
+    """The newest value of each registered metric of these tasks (whichever task sent it).
+
+    A :class:`SinceStart` value carries in the last value of each earlier life of the
+    tasks (``members`` holds the stats of tasks lost or moved, then the live ones').
+    """
     newest: dict[str, tuple[float, Any]] = {}
+    lives: dict[str, list[Any]] = {}
     for s in members:
+        last: dict[str, tuple[float, Any]] = {}
         for _, at, _, values in s.metric_points:
             for name, value in values:
-                if name not in newest or at >= newest[name][0]:
-                    newest[name] = (at, value)
-    return {name: value for name, (_, value) in sorted(newest.items())}
+                if name not in last or at >= last[name][0]:
+                    last[name] = (at, value)
+        for name, (at, value) in last.items():
+            lives.setdefault(name, []).append(value)
+            if name not in newest or at >= newest[name][0]:
+                newest[name] = (at, value)
+    shown = {}
+    for name, (_, value) in sorted(newest.items()):
+        if isinstance(value, SinceStart):
+            value = value.after([v for v in lives[name] if v is not value])
+        shown[name] = value
+    return shown
 
 
 def _output_stats(members: list[TaskStats]) -> list[dict[str, Any]]:

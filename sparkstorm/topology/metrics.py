@@ -213,3 +213,25 @@ class LoggingMetricsConsumer:
 
     def cleanup(self) -> None:
         """Nothing to release."""
+
+
+class SinceStart(dict[str, Any]):
+    """A metric's value whose figures go on across its task's restarts.
+
+    A task started again (a lost worker, a rebalance) starts its metric again: its
+    counts from 0, its newest txid from where its progress says. Such a value names its
+    ``COUNTS``, summed over the task's lives, and its ``HIGHEST``, the highest any life
+    said; the rest are the newest life's. So a figure an operator reads never goes back.
+    """
+
+    COUNTS: tuple[str, ...] = ()
+    HIGHEST: tuple[str, ...] = ()
+
+    def after(self, earlier: list[SinceStart]) -> dict[str, Any]:
+        """The newest value, with the ``earlier`` lives' figures carried in."""
+        carried = dict(self)
+        for key in self.COUNTS:
+            carried[key] = self.get(key, 0) + sum(e.get(key, 0) for e in earlier)
+        for key in self.HIGHEST:
+            carried[key] = max([self.get(key, 0), *(e.get(key, 0) for e in earlier)])
+        return carried

@@ -11,6 +11,8 @@ import time
 from collections import deque
 from typing import Any
 
+from sparkstorm.topology.metrics import SinceStart
+
 METRIC = "trident"
 RECENT = 100
 """Latencies and sizes are of the last this many batches."""
@@ -69,22 +71,31 @@ class BatchWatch:
 
     def get_value_and_reset(self) -> dict[str, Any]:
         """The figures now (gauges and counts since the start: nothing resets)."""
-        return {
-            "txid": self.txid,
-            "committedTxid": self.committed,
-            "inFlight": len(self.batches),
-            "maxAttempt": max((b.attempt for b in self.batches.values()), default=0),
-            "replays": self.replays,
-            "committedBatches": self.committed_batches,
-            "emptyBatches": self.empty_batches,
-            "batchTuples": _median(self.sizes),
-            "processingMsP50": _ms(_median(self.processing)),
-            "processingMsP99": _ms(_quantile(self.processing, 0.99)),
-            "commitMsP50": _ms(_median(self.commits)),
-            "commitMsP99": _ms(_quantile(self.commits, 0.99)),
-            "drpcRequests": self.drpc_requests,
-            "halted": self.halted,
-        }
+        return BatchFigures(
+            {
+                "txid": self.txid,
+                "committedTxid": self.committed,
+                "inFlight": len(self.batches),
+                "maxAttempt": max((b.attempt for b in self.batches.values()), default=0),
+                "replays": self.replays,
+                "committedBatches": self.committed_batches,
+                "emptyBatches": self.empty_batches,
+                "batchTuples": _median(self.sizes),
+                "processingMsP50": _ms(_median(self.processing)),
+                "processingMsP99": _ms(_quantile(self.processing, 0.99)),
+                "commitMsP50": _ms(_median(self.commits)),
+                "commitMsP99": _ms(_quantile(self.commits, 0.99)),
+                "drpcRequests": self.drpc_requests,
+                "halted": self.halted,
+            }
+        )
+
+
+class BatchFigures(SinceStart):
+    """The coordinator's figures: counts and txids go on across its restarts."""
+
+    COUNTS = ("replays", "committedBatches", "emptyBatches", "drpcRequests")
+    HIGHEST = ("txid", "committedTxid")
 
 
 def _quantile(values: deque[Any], q: float) -> float:

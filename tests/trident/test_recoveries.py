@@ -16,6 +16,9 @@ import random
 import signal
 import time
 
+import httpx
+
+from sparkstorm.control import registry
 from tests.run_process import RunProcess, spark_python_workers
 from tests.test_cli import sparkstorm
 from tests.test_control import run_dir  # noqa: F401 (the run folder fixture)
@@ -30,9 +33,11 @@ def test_the_example_stays_exact_through_rebalances_and_a_lost_worker(run_dir, t
     try:
         answers = [_answered(driver)]
         for workers in (1, 2):
+            before = _figures()
             moved = sparkstorm("rebalance", NAME, "--workers", str(workers), "--wait", "10")
             assert moved.returncode == 0, moved.stdout + moved.stderr
             answers.append(_answered(driver))
+            _never_back(before, _figures())
         os.kill(random.choice(spark_python_workers(driver.process.pid)), signal.SIGKILL)
         driver.until(lambda: "a continuous worker was lost" in driver.output(), "the loss")
         answers.append(_answered(driver))
@@ -45,6 +50,32 @@ def test_the_example_stays_exact_through_rebalances_and_a_lost_worker(run_dir, t
     said = driver.output()
     assert said.count("the tasks are placed over") == 2, said[-3000:]
     assert "144,000 words counted in 28 distinct words" in said, said[-3000:]
+
+
+def _figures() -> dict[str, float]:
+    """What an operator reads on the page: the batches' figures, each worker's turns."""
+    url = registry.lookup(NAME)["url"]
+    deadline = time.monotonic() + 30
+    while True:  # the coordinator reports its figures every second, a new worker at once
+        topology = httpx.get(f"{url}/api/v1/topology/{NAME}", timeout=10).json()
+        trident = topology["trident"]
+        if trident and all(w["turns"] is not None for w in topology["workers"]):
+            break
+        assert time.monotonic() < deadline, topology
+        time.sleep(0.5)
+    return {
+        "txid": trident["txid"],
+        "committedTxid": trident["committedTxid"],
+        "committedBatches": trident["committedBatches"],
+        **{f"worker {w['worker']} turns": w["turns"] for w in topology["workers"]},
+    }
+
+
+def _never_back(before: dict[str, float], after: dict[str, float]) -> None:
+    """Issue 55, defect 3: after a rebalance the txid went from 23 to 16, the batches
+    with tuples to 0, and the workers' turns to 0 (a worker rebalanced away is gone)."""
+    for key in before.keys() & after.keys():
+        assert after[key] >= before[key], (key, before, after)
 
 
 def _answered(driver: RunProcess, timeout: float = 90) -> str:
