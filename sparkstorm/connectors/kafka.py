@@ -58,7 +58,7 @@ from sparkstorm._types import FailReason, counts_as_attempt
 from sparkstorm.config import TOPOLOGY_TICK_TUPLE_FREQ_SECS
 from sparkstorm.reliability.collectors import OutputCollector
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
-from sparkstorm.topology.components import Bolt, Spout
+from sparkstorm.topology.components import Bolt, HoldsWork, Spout
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import OutputFieldsDeclarer
 from sparkstorm.topology.fields import Fields
@@ -228,7 +228,7 @@ class _Partition:
         return min(self.pending) if self.pending else self.polled_to
 
 
-class KafkaSpout(Spout):
+class KafkaSpout(Spout, HoldsWork):
     """Reads Kafka as storm-kafka-client's ``KafkaSpout``; at-least-once by default.
 
     Examples
@@ -512,6 +512,13 @@ class KafkaSpout(Spout):
     def ack(self, msg_id: Any) -> None:
         """The record's tree completed: it is done."""
         self._done(msg_id)
+
+    def holding(self) -> str | None:
+        """Records failed and due for a retry: until then the topology is not idle."""
+        if not self.retry_due:
+            return None
+        soonest = max(0.0, min(self.retry_due.values()) - time.monotonic())
+        return f"{len(self.retry_due)} record(s) due for a retry, the first in {soonest:.1f} s"
 
     def fail(self, msg_id: Any, reason: FailReason | None = None) -> None:
         """Try the record again after the backoff; past ``max_retries``, dead-letter it."""

@@ -37,7 +37,7 @@ except ModuleNotFoundError as missing:  # the connectors extra is not installed
 from sparkstorm._types import FailReason, counts_as_attempt
 from sparkstorm.config import TOPOLOGY_MAX_SPOUT_PENDING, TOPOLOGY_MESSAGE_TIMEOUT_SECS
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
-from sparkstorm.topology.components import Spout
+from sparkstorm.topology.components import HoldsWork, Spout
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import OutputFieldsDeclarer
 from sparkstorm.topology.fields import Fields
@@ -67,7 +67,11 @@ def _say_if_failed(done: Future[Any]) -> None:
         log.warning("NatsJetStreamSpout: an ack, nak or dead letter failed (%s)", failed)
 
 
-class NatsJetStreamSpout(Spout):
+NAK_SLACK = 1.0
+"""Seconds a nak-ed message may take past its delay to come back (the server, a fetch)."""
+
+
+class NatsJetStreamSpout(Spout, HoldsWork):
     """Consumes ``subject`` of JetStream ``stream`` as durable consumer ``durable``.
 
     Emits ``(subject, data)``: the message's subject and its payload (text with
@@ -132,6 +136,8 @@ class NatsJetStreamSpout(Spout):
         self.max_ack_pending = conf.get(TOPOLOGY_MAX_SPOUT_PENDING) or 1000
         self.buffer: deque[Any] = deque()
         self.in_flight: dict[int, Any] = {}
+        self._back_by = 0.0
+        """When the last nak-ed message is back at the latest (monotonic)."""
         self.sent: deque[Future[Any]] = deque()
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
@@ -301,6 +307,12 @@ class NatsJetStreamSpout(Spout):
             self._send(self._dead_letter(msg, delivered, reason))
         else:
             self._send(msg.nak(delay=self.nak_delay_secs))
+            self._back_by = max(self._back_by, time.monotonic() + self.nak_delay_secs + NAK_SLACK)
+
+    def holding(self) -> str | None:
+        """Messages nak-ed and not back yet: until then the topology is not idle."""
+        left = self._back_by - time.monotonic()
+        return f"nak-ed messages come back within {left:.1f} s" if left > 0 else None
 
     async def _dead_letter(self, msg: Any, delivered: int, reason: FailReason | None) -> None:
         """Store a copy on the dead-letter subject, then terminate the message.

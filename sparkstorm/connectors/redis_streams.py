@@ -29,7 +29,7 @@ from sparkstorm.config import TOPOLOGY_MESSAGE_TIMEOUT_SECS
 from sparkstorm.connectors.batching import BatchingSink
 from sparkstorm.reliability.collectors import OutputCollector
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
-from sparkstorm.topology.components import Spout
+from sparkstorm.topology.components import HoldsWork, Spout
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import OutputFieldsDeclarer
 from sparkstorm.topology.fields import Fields
@@ -47,7 +47,7 @@ MAX_RECONNECT_SECS = 30.0
 REDIS_SCHEMES = ("redis", "rediss", "unix")
 
 
-class RedisStreamSpout(Spout):
+class RedisStreamSpout(Spout, HoldsWork):
     """Reads ``stream`` as consumer group ``group``; emits ``(id, data)`` per entry.
 
     Parameters
@@ -223,6 +223,10 @@ class RedisStreamSpout(Spout):
             return
         shown = entry_id.decode() if self.decode else entry_id
         self.collector.emit([shown, data], msg_id=entry_id)
+
+    def holding(self) -> str | None:
+        """Entries read or failed and not emitted yet: the topology is not idle."""
+        return f"{len(self.buffer)} entries to emit" if self.buffer else None
 
     def _decoded(self, fields: dict[bytes, bytes]) -> dict[Any, Any]:
         if not self.decode:

@@ -311,6 +311,7 @@ class ContinuousRuntime:
     def _resume(self) -> None:
         """Started workers take up the run: its clock, checkpoints, and active spouts."""
         self._launched = self.now()
+        self._forget_idle()  # a verdict, or counters, of the workers before are not theirs
         self._sent_time = -1.0  # the new workers need the simulated time too
         self.checkpoints.restarted()
         self.engine.command((EPOCH, self._epoch))  # the run's clock goes on

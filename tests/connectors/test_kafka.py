@@ -103,6 +103,25 @@ def test_every_record_once_retried_or_dead_lettered_and_committed_past(engine, k
     assert result.stats["records"]["fail_reasons"] == {"explicit": 17 + 3}  # w3 once, poison 3
 
 
+def test_an_until_idle_run_waits_for_the_retries_that_are_due(kafka):
+    """Issue 55, defect 4: a run ended as idle while its spout held failed records for a
+    retry (nothing pending, nothing emitted for the grace period): they were left."""
+    topic, group = kafka.topic(), f"g-{uuid.uuid4().hex[:6]}"
+    kafka.topic_named(f"{topic}-dead")
+    kafka.produce(topic, [f"w{i} x".encode() for i in range(10)])  # w3 fails once
+    retry = KafkaSpoutRetryExponentialBackoff(2.0, 0.0, max_retries=2, max_delay_secs=2.0)
+    config = KafkaSpoutConfig(
+        kafka.bootstrap, [topic], group, retry=retry, dead_letter_topic=f"{topic}-dead"
+    )
+    built, conf = topology(config)
+    conf[Config.SPARKSTORM_IDLE_GRACE_SECS] = 0.3
+    result = run_on("local", built, conf, until_idle=True)
+    seen = sorted(o for _, o, _ in result.captured[("check", "default")])
+    assert seen == list(range(10))  # w3 too: retried 2 s later, before the run ended
+    spout = result.stats["records"]
+    assert spout["replayed_acked"] == 1 and spout["failed_for_good"] == {}
+
+
 def test_a_new_run_goes_on_from_the_groups_commit(kafka):
     topic, group = kafka.topic(), f"g-{uuid.uuid4().hex[:6]}"
     kafka.topic_named(f"{topic}-dead")
