@@ -18,6 +18,8 @@ Kafka transaction tied to the batch's txid (exactly once for ``read_committed`` 
 
 from __future__ import annotations
 
+import json
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -27,7 +29,9 @@ from typing_extensions import override
 from sparkstorm.connectors.extra import missing_extra
 
 try:
-    from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+    from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+    from confluent_kafka.admin import AdminClient
+    from confluent_kafka.cimpl import NewTopic
 except ModuleNotFoundError as missing:  # the connectors extra is not installed
     raise missing_extra(missing, "Kafka connector") from None
 
@@ -45,7 +49,7 @@ from sparkstorm.trident.partitioned import (
     TransactionalEmitter,
 )
 from sparkstorm.trident.spouts import NON_TRANSACTIONAL, TRANSACTIONAL
-from sparkstorm.trident.state.base import State, StateFactory
+from sparkstorm.trident.state.base import State, StateFactory, StateStore
 from sparkstorm.trident.tuple import TridentCollector, TridentTuple
 from sparkstorm.urls import checked_bootstrap_servers
 
@@ -119,19 +123,7 @@ class _Emitter(RangeEmitter):
 
     def _read(self, topic: str, partition: int, start: int, last: int) -> list[Any]:
         """The records from ``start`` to ``last``, both included (fewer if some are gone)."""
-        self.consumer.assign([TopicPartition(topic, partition, start)])
-        got: list[Any] = []
-        deadline = time.monotonic() + CALL_SECS
-        while not got or got[-1].offset() < last:
-            if time.monotonic() > deadline:
-                msg = f"Kafka {topic}/{partition}: offsets {start}..{last} not read in time"
-                raise TimeoutError(msg)
-            for record in self.consumer.consume(min(last - start + 1, 1000), timeout=0.5):
-                if record.error() is not None:
-                    raise KafkaException(record.error())
-                if record.offset() <= last:
-                    got.append(record)
-        return got
+        return _read_records(self.consumer, topic, partition, start, last)
 
     @override
     def read_after(self, partition: str, last: Meta | None) -> tuple[list[Any], Any, Any]:
@@ -165,6 +157,23 @@ class _Emitter(RangeEmitter):
     @override
     def close(self) -> None:
         self.consumer.close()
+
+
+def _read_records(consumer: Any, topic: str, partition: int, start: int, last: int) -> list[Any]:
+    """The records of ``topic/partition`` from ``start`` to ``last``, both included."""
+    consumer.assign([TopicPartition(topic, partition, start)])
+    got: list[Any] = []
+    deadline = time.monotonic() + CALL_SECS
+    while not got or got[-1].offset() < last:
+        if time.monotonic() > deadline:
+            msg = f"Kafka {topic}/{partition}: offsets {start}..{last} not read in time"
+            raise TimeoutError(msg)
+        for record in consumer.consume(min(last - start + 1, 1000), timeout=0.5):
+            if record.error() is not None:
+                raise KafkaException(record.error())
+            if record.offset() <= last:
+                got.append(record)
+    return got
 
 
 def _text(raw: bytes | None) -> Any:
@@ -225,6 +234,109 @@ class KafkaTridentSpoutOpaque(OpaqueOf):
         super().__init__(
             KafkaTridentSpoutTransactional(bootstrap_servers, topics, group_id, **options)
         )
+
+
+# -- progress in Kafka: a topology reading and writing Kafka needs nothing else ---------
+PROGRESS_TOPIC = "sparkstorm-trident-progress.{topology}"
+"""The compacted one-partition topic a Kafka-writing topology keeps its progress in."""
+
+
+def progress_topic(topology: str) -> str:
+    """The progress topic of ``topology`` (Kafka's legal characters only)."""
+    return PROGRESS_TOPIC.format(topology=re.sub(r"[^a-zA-Z0-9._-]", "_", topology))[:249]
+
+
+class KafkaProgress:
+    """Trident's progress (the last committed txid, the spouts' ranges) in Kafka itself.
+
+    Each write is one record, ``{"txid": N, "sources": {...}}``, to the topology's own
+    compacted topic (:func:`progress_topic`, made on first use with the broker's
+    replication), produced idempotently with ``acks=all`` and flushed before the write
+    returns; the progress is the newest record. So a Kafka -> Trident -> Kafka topology
+    keeps every range before its batch leaves, and every commit, where its data is, and
+    a driver on any host goes on from them.
+    """
+
+    def __init__(self, servers: str, topology: str, extra: dict[str, Any]) -> None:
+        self.servers, self.extra = servers, extra
+        self.topic = progress_topic(topology)
+        self.producer: Any = None
+        self.consumer: Any = None
+        self.newest: dict[str, Any] | None = None
+        """What this process last wrote or read (it is the only writer of its run)."""
+
+    def _open(self) -> None:
+        if self.producer is not None:
+            return
+        admin = AdminClient(with_client_log({"bootstrap.servers": self.servers, **self.extra}))
+        topic = NewTopic(self.topic, 1, -1, config={"cleanup.policy": "compact"})
+        for future in admin.create_topics([topic], request_timeout=CALL_SECS).values():
+            try:
+                future.result(CALL_SECS)
+            except KafkaException as exc:
+                if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                    raise
+        self.producer = Producer(
+            with_client_log(
+                {
+                    "bootstrap.servers": self.servers,
+                    "enable.idempotence": True,
+                    "acks": "all",
+                    **self.extra,
+                }
+            )
+        )
+        self.consumer = _consumer(self.servers, "sparkstorm-trident-progress", self.extra)
+
+    def _read_newest(self) -> dict[str, Any]:
+        if self.newest is None:
+            self._open()
+            low, high = self.consumer.get_watermark_offsets(
+                TopicPartition(self.topic, 0), timeout=CALL_SECS
+            )
+            found: dict[str, Any] = {}
+            if high > low:
+                (record,) = _read_records(self.consumer, self.topic, 0, high - 1, high - 1)[-1:]
+                found = json.loads(record.value())
+            self.newest = found
+        return self.newest
+
+    def committed_txid(self) -> int:
+        """The last committed txid (-1 before the first)."""
+        return int(self._read_newest().get("txid", -1))
+
+    def committed_sources(self) -> dict[str, Any]:
+        """The spouts' metadata written with the last write."""
+        sources: dict[str, Any] = self._read_newest().get("sources", {})
+        return sources
+
+    def mark_committed(self, txid: int, sources: dict[str, Any] | None = None) -> None:
+        """``txid`` committed, with the spouts' metadata: one record, on the broker."""
+        self._open()
+        value = {"txid": txid, "sources": sources or {}}
+        failed: list[str] = []
+
+        def report(error: Any, message: Any) -> None:
+            if error is not None:
+                failed.append(error.str())
+
+        self.producer.produce(self.topic, json.dumps(value).encode(), b"progress", 0, report)
+        left = self.producer.flush(CALL_SECS)
+        if left or failed:
+            why = failed[0] if failed else "not confirmed in time"
+            msg = f"Trident progress in Kafka topic {self.topic!r}: the write failed: {why}"
+            raise ConnectionError(msg)
+        self.newest = value
+
+
+class _KafkaProgressKeeper:
+    """What a Kafka sink gives ``StateStore.keeper``: the topology's :class:`KafkaProgress`."""
+
+    def __init__(self, servers: str, extra: dict[str, Any]) -> None:
+        self.servers, self.extra = servers, extra
+
+    def progress_store(self, topology: str) -> KafkaProgress:
+        return KafkaProgress(self.servers, topology, self.extra)
 
 
 # -- the sink: storm-kafka-client's TridentKafkaState ---------------------------------
@@ -384,6 +496,12 @@ class TridentKafkaStateFactory(StateFactory):
     @override
     def state_type(self) -> str:
         return TRANSACTIONAL if self.transactional else NON_TRANSACTIONAL
+
+    @override
+    def store(self) -> StateStore:
+        """Kafka: the topology's progress is kept there too (:class:`KafkaProgress`)."""
+        keeper = _KafkaProgressKeeper(self.servers, self.extra)
+        return StateStore("kafka", {"url": self.servers}, self.topic, keeper)
 
     @override
     def committed_items(self) -> Iterator[tuple[list[Any], Any]]:

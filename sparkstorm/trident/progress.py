@@ -120,6 +120,9 @@ def driver_store() -> StateStore:
 
 def open_progress(store: StateStore, name: str, conf: dict[str, Any]) -> ProgressStore:
     """The progress store ``progress_store`` chose, opened."""
+    if store.keeper is not None:  # a store of its own kind (Kafka): it opens its progress
+        opened: ProgressStore = store.keeper.progress_store(conf.get(TOPOLOGY_NAME) or name)
+        return opened
     if store.provider == "memory":
         return MemoryProgress(run_memory(conf), name)
     if store.provider == DRIVER:

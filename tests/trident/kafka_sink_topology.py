@@ -2,8 +2,9 @@
 
 Run through ``sparkstorm run`` and SIGKILLed by ``test_kafka_sink.py``; configured by
 environment variables: ``SINK_SERVERS`` (the broker), ``SINK_SOURCE`` and ``SINK_TOPIC``
-(the topics read and written), ``SINK_NAME`` (the run, the consumer group, and the Redis
-prefix of the progress) and ``SINK_BATCH`` (records a batch reads in a partition). Each
+(the topics read and written), ``SINK_NAME`` (the run and the consumer group) and
+``SINK_BATCH`` (records a batch reads in a partition). Default settings otherwise: the
+progress is kept in Kafka, beside the output (``KafkaProgress``). Each
 input record is written as ``partition:offset``, so that the output shows which inputs
 it holds, and how often.
 """
@@ -20,8 +21,6 @@ from sparkstorm.connectors.kafka_trident import (
     TridentKafkaStateUpdater,
 )
 from sparkstorm.trident import BaseFunction, TridentTopology
-
-REDIS = "redis://127.0.0.1:6379/0"
 
 
 class Where(BaseFunction):
@@ -49,6 +48,4 @@ def topology() -> tuple[Any, Config]:
     )
     conf = Config()
     conf.set_max_spout_pending(3)
-    conf[Config.TOPOLOGY_STATE_PROVIDER] = "redis"  # a Kafka sink's progress needs a store
-    conf[Config.TOPOLOGY_STATE_PROVIDER_CONFIG] = {"url": REDIS, "key_prefix": name}
     return trident.build(), conf

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import signal
 import time
 import uuid
 from collections import Counter
@@ -21,15 +22,17 @@ from confluent_kafka import Consumer, TopicPartition
 
 from sparkstorm import Fields, InvalidTopologyError
 from sparkstorm.connectors.kafka_trident import (
+    KafkaProgress,
     KafkaTridentSpoutOpaque,
     KafkaTridentSpoutTransactional,
     TridentKafkaStateFactory,
     TridentKafkaStateUpdater,
 )
-from sparkstorm.state.stores import open_store
 from sparkstorm.trident import TridentTopology
 from tests.conftest import REDIS_URL
-from tests.run_process import ROOT, RunProcess
+from tests.run_process import ROOT, RunProcess, spark_python_workers
+from tests.test_cli import sparkstorm
+from tests.test_control import run_dir  # noqa: F401 (the run folder fixture)
 from tests.trident.kafka_sink_topology import Where
 
 pytestmark = pytest.mark.services
@@ -44,6 +47,12 @@ def name():
     keys = client.keys(f"{name}:*")
     if keys:
         client.delete(*keys)
+
+
+def fresh(progress: KafkaProgress) -> KafkaProgress:
+    """``progress`` read anew from the broker (another process writes it)."""
+    progress.newest = None
+    return progress
 
 
 def committed_lines(bootstrap: str, topic: str, partitions: int = 2) -> list[str]:
@@ -157,11 +166,19 @@ def test_a_batch_failed_after_writing_is_read_once_only_from_a_transactional_sin
     assert (max(lines.values()) == 1) is once, lines
 
 
-def test_a_kafka_sink_needs_its_progress_kept_somewhere_named(kafka, cluster_factory, name):
-    topology = sink_topology(kafka, kafka.topic(), kafka.topic(), name, transactional=True)
+def test_kafka_to_kafka_needs_nothing_but_kafka(kafka, cluster_factory, name):
+    """Issue 55, defect 2: refused unless topology.state.provider named Redis or a folder.
+    With defaults, the progress is kept in Kafka, beside the output: ranges and txid."""
+    source, sink = kafka.topic(partitions=2), kafka.topic(partitions=2)
+    kafka.produce(source, [f"r{i}".encode() for i in range(40)], partition=0)
+    topology = sink_topology(kafka, source, sink, name, transactional=True)
     cluster = cluster_factory("local")
-    with pytest.raises(InvalidTopologyError, match="TridentKafkaStateFactory"):
-        cluster.submit_topology("unnamed", {}, topology.build())
+    cluster.submit_topology(name, {"topology.max.spout.pending": 3}, topology.build())
+    cluster.wait_until_idle()
+    assert Counter(committed_lines(kafka.bootstrap, sink)) == Counter(f"0:{i}" for i in range(40))
+    progress = KafkaProgress(kafka.bootstrap, name, {})
+    assert progress.committed_txid() >= 1
+    assert progress.committed_sources()["trident"][0]["records"]  # the spout's ranges
 
 
 def test_an_opaque_spout_into_the_transactional_sink_is_refused(kafka, name):
@@ -213,13 +230,14 @@ def test_kafka_to_kafka_exactly_once_through_two_driver_sigkills(
         "SINK_NAME": name,
         "SINK_BATCH": str(batch),
     }
-    progress = open_store("redis", {"url": REDIS_URL, "key_prefix": name}, f"{name}:trident")
+    progress = KafkaProgress(kafka.bootstrap, name, {})  # where default settings keep it
     for kill in (1, 2):
         run = RunProcess(TARGET, engine, tmp_path, "--name", name, env=env)
-        committed = progress.committed_txid()
-        run.until(lambda c=committed: progress.committed_txid() > c + 2, "new commits", 180)
+        committed = fresh(progress).committed_txid()
+        run.until(lambda c=committed: fresh(progress).committed_txid() > c + 2, "new commits", 180)
         time.sleep(rng.uniform(0, 0.3))  # somewhere in the batch cycle
         run.kill()
+        assert "Trident progress: kafka at " in run.output()
         written = len(committed_lines(kafka.bootstrap, sink))
         print(f"kill {kill}: {written} of {2 * records} written")
         assert written < 2 * records, "the kill came after the end of the topic"
@@ -230,3 +248,46 @@ def test_kafka_to_kafka_exactly_once_through_two_driver_sigkills(
     twice = {line: n for line, n in lines.items() if n > 1}
     missing = sorted(set(expected) - set(lines))[:10]
     assert lines == expected, f"twice: {list(twice.items())[:10]}; missing: {missing}"
+
+
+def test_kafka_to_kafka_exactly_once_through_a_rebalance_and_a_lost_worker(
+    kafka,
+    name,
+    tmp_path,
+    run_dir,  # noqa: F811
+):
+    """The continuous mode, default settings: one of Spark's Python workers (the
+    coordinator's or a sink's) is SIGKILLed mid-stream, then the run is rebalanced to one
+    worker; the progress in Kafka and the sinks' transactions carry every record once."""
+    records = 3000
+    source, sink = kafka.topic(partitions=2), kafka.topic(partitions=2)
+    for partition in (0, 1):
+        kafka.produce(source, [f"r{i}".encode() for i in range(records)], partition=partition)
+    env = {
+        "SINK_SERVERS": kafka.bootstrap,
+        "SINK_SOURCE": source,
+        "SINK_TOPIC": sink,
+        "SINK_NAME": name,
+        "SINK_BATCH": "20",
+    }
+    progress = KafkaProgress(kafka.bootstrap, name, {})
+    run = RunProcess(TARGET, "continuous", tmp_path, "--name", name, env=env)
+    try:
+        run.until(lambda: fresh(progress).committed_txid() > 5, "commits", 180)
+        written = len(committed_lines(kafka.bootstrap, sink))
+        assert written < 2 * records, "the worker's loss came after the end: add records"
+        os.kill(random.choice(spark_python_workers(run.process.pid)), signal.SIGKILL)
+        run.until(lambda: "a continuous worker was lost" in run.output(), "the loss", 60)
+        at = fresh(progress).committed_txid()
+        run.until(lambda: fresh(progress).committed_txid() > at + 2, "commits after it", 120)
+        moved = sparkstorm("rebalance", name, "--workers", "1", "--wait", "10")
+        assert moved.returncode == 0, moved.stdout + moved.stderr
+        run.until(
+            lambda: len(committed_lines(kafka.bootstrap, sink)) >= 2 * records, "the end", 240
+        )
+        lines = Counter(committed_lines(kafka.bootstrap, sink))
+    finally:
+        run.kill()
+    expected = Counter(f"{p}:{i}" for p in (0, 1) for i in range(records))
+    twice = {line: n for line, n in lines.items() if n > 1}
+    assert lines == expected, f"twice: {list(twice.items())[:10]}"

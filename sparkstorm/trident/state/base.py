@@ -55,6 +55,9 @@ class StateStore:
     """How to reach it: ``{"url": ...}`` for Redis, ``{"dsn": ...}`` for PostgreSQL."""
     name: str = ""
     """The state's name in the store."""
+    keeper: Any = field(default=None, compare=False)
+    """For a store sparkstorm does not know (Kafka): what opens the progress store there,
+    with ``progress_store(topology)``; None for the stores above."""
 
     @property
     def shown(self) -> str:
