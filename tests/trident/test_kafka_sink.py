@@ -49,6 +49,21 @@ def name():
         client.delete(*keys)
 
 
+def filled(kafka, name: str, records: int, batch: int) -> tuple[str, dict[str, str]]:
+    """A source of two partitions of ``records`` each, a sink topic, and the run's env."""
+    source, sink = kafka.topic(partitions=2), kafka.topic(partitions=2)
+    for partition in (0, 1):
+        kafka.produce(source, [f"r{i}".encode() for i in range(records)], partition=partition)
+    env = {
+        "SINK_SERVERS": kafka.bootstrap,
+        "SINK_SOURCE": source,
+        "SINK_TOPIC": sink,
+        "SINK_NAME": name,
+        "SINK_BATCH": str(batch),
+    }
+    return sink, env
+
+
 def fresh(progress: KafkaProgress) -> KafkaProgress:
     """``progress`` read anew from the broker (another process writes it)."""
     progress.newest = None
@@ -220,16 +235,7 @@ def test_kafka_to_kafka_exactly_once_through_two_driver_sigkills(
     seed = random.randrange(1 << 32)
     print(f"seed {seed}")
     rng = random.Random(seed)
-    source, sink = kafka.topic(partitions=2), kafka.topic(partitions=2)
-    for partition in (0, 1):
-        kafka.produce(source, [f"r{i}".encode() for i in range(records)], partition=partition)
-    env = {
-        "SINK_SERVERS": kafka.bootstrap,
-        "SINK_SOURCE": source,
-        "SINK_TOPIC": sink,
-        "SINK_NAME": name,
-        "SINK_BATCH": str(batch),
-    }
+    sink, env = filled(kafka, name, records, batch)
     progress = KafkaProgress(kafka.bootstrap, name, {})  # where default settings keep it
     for kill in (1, 2):
         run = RunProcess(TARGET, engine, tmp_path, "--name", name, env=env)
@@ -260,16 +266,7 @@ def test_kafka_to_kafka_exactly_once_through_a_rebalance_and_a_lost_worker(
     coordinator's or a sink's) is SIGKILLed mid-stream, then the run is rebalanced to one
     worker; the progress in Kafka and the sinks' transactions carry every record once."""
     records = 3000
-    source, sink = kafka.topic(partitions=2), kafka.topic(partitions=2)
-    for partition in (0, 1):
-        kafka.produce(source, [f"r{i}".encode() for i in range(records)], partition=partition)
-    env = {
-        "SINK_SERVERS": kafka.bootstrap,
-        "SINK_SOURCE": source,
-        "SINK_TOPIC": sink,
-        "SINK_NAME": name,
-        "SINK_BATCH": "20",
-    }
+    sink, env = filled(kafka, name, records, 20)
     progress = KafkaProgress(kafka.bootstrap, name, {})
     run = RunProcess(TARGET, "continuous", tmp_path, "--name", name, env=env)
     try:
