@@ -443,3 +443,14 @@ def test_every_verb_and_option_says_what_it_does_in_plain_text():
     for verb, sub in verbs.choices.items():
         for action in sub._actions:
             assert action.help, f"sparkstorm {verb} {action.dest}: no help"
+
+
+def test_a_run_is_named_after_its_module_or_file():
+    """Issue 56, defect 4: ``examples.arrow_word_count`` named its run ``examples``."""
+    from sparkstorm.cli.running import run_name
+
+    assert run_name("examples.arrow_word_count") == "arrow_word_count"
+    assert run_name("examples.word_count:topology") == "word_count"
+    assert run_name("examples/arrow_word_count.py") == "arrow_word_count"
+    assert run_name("topologies/wordcount.py:WordCount") == "wordcount"
+    assert run_name("first.py") == "first"

@@ -76,6 +76,7 @@ def load_module(target: str) -> ModuleType:
             raise UsageError(msg)
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
+        _on_path(os.getcwd())  # the current directory's packages, as for the module form
         sys.path.insert(0, str(path.resolve().parent))
         try:
             spec.loader.exec_module(module)
@@ -83,8 +84,7 @@ def load_module(target: str) -> ModuleType:
             raise user_code_error(exc, str(path.resolve()), f"importing {target}") from None
         cloudpickle.register_pickle_by_value(module)
         return module
-    if os.getcwd() not in sys.path:  # module form from the current directory, as python -m
-        sys.path.insert(0, os.getcwd())
+    _on_path(os.getcwd())  # module form from the current directory, as python -m
     try:
         module = importlib.import_module(target)
     except ModuleNotFoundError as exc:
@@ -94,6 +94,12 @@ def load_module(target: str) -> ModuleType:
         raise user_code_error(exc, None, f"importing {target}") from None
     cloudpickle.register_pickle_by_value(module)
     return module
+
+
+def _on_path(folder: str) -> None:
+    """``folder`` on ``sys.path``, ahead of the installed packages, once."""
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
 
 
 def _takes_no_arguments(value: Any) -> bool:

@@ -49,6 +49,14 @@ def summary_console() -> Console:
     return Console(stderr=False, width=width, soft_wrap=True)
 
 
+def run_name(target: str) -> str:
+    """The run's name for a target: a file's stem, a dotted module's last part."""
+    where = target.split(":")[0]
+    if where.endswith(".py") or os.sep in where:
+        return Path(where).stem
+    return where.split(".")[-1]
+
+
 def outcome(result: Any) -> tuple[int, list[str]]:
     """The exit code of a finished run and the summary lines that explain it.
 
@@ -277,7 +285,7 @@ def run_command(args: argparse.Namespace) -> int:
     if isinstance(loaded, int):
         return loaded
     topology, conf, module = loaded
-    name = args.name or Path(str(args.target).split(":")[0]).stem.split(".")[-1]
+    name = args.name or run_name(str(args.target))
     # -t 0 asks for no limit: until stopped, even for a module that sets UNTIL_IDLE
     until_idle = args.until_idle or (args.duration is None and getattr(module, "UNTIL_IDLE", False))
     if args.duration == math.inf:
