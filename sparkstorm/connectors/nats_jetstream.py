@@ -262,6 +262,9 @@ class NatsJetStreamSpout(Spout, HoldsWork):
             return
         msg = self.buffer.popleft()
         key = msg.metadata.sequence.stream
+        held = self.in_flight.get(key)
+        if held is not None and held.metadata.num_delivered == msg.metadata.num_delivered:
+            return  # the same delivery twice (a fetch's and the sweep after it): emitted once
         self.in_flight[key] = msg
         try:
             data = msg.data.decode(self.decode) if self.decode else msg.data

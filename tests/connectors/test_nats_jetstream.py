@@ -233,3 +233,33 @@ def test_a_dead_letter_the_server_did_not_take_is_said_and_tried_again_soon(name
     ]
     assert len(said) >= 2, said  # said at once, and tried again within the 3 s
     assert result.stats["messages"]["fail_reasons"]["explicit"] >= 3
+
+
+def test_one_delivery_taken_twice_is_emitted_once():
+    """Issue 56, defect 9: fail reasons {'explicit': 3} for a message delivered twice,
+    with no dead letter to account for the third. A fetch cut short at its deadline and
+    the sweep after it can both hand the spout the same delivery; emitted twice, its two
+    tuples failed twice (one nak for the message, one failure counted for nothing). The
+    spout's own logic, with a stand-in for nats-py's message (the server is not needed
+    to hand over one object twice)."""
+    from collections import deque
+    from types import SimpleNamespace
+
+    class Emits(list):
+        def emit(self, values, msg_id=None):
+            self.append((values, msg_id))
+
+    def delivery(sequence, delivered):
+        metadata = SimpleNamespace(
+            sequence=SimpleNamespace(stream=sequence), num_delivered=delivered
+        )
+        return SimpleNamespace(metadata=metadata, data=b"poison", subject="s.in.0")
+
+    spout = NatsJetStreamSpout(URL, "s", "s.in.>", "sparkstorm")
+    spout.collector, spout.connected, spout.decode = Emits(), True, "utf-8"
+    spout.in_flight = {}
+    first = delivery(7, 1)
+    spout.buffer = deque([first, first, delivery(7, 2)])
+    for _ in range(3):
+        spout.next_tuple()
+    assert [msg_id for _, msg_id in spout.collector] == [7, 7]  # once, and its redelivery
