@@ -408,3 +408,33 @@ def test_the_graceful_stop_reports_progress_with_its_deadline(engine, request):
     assert draining, "no progress during the drain"
     assert any(pending > 0 for _, pending in draining)  # trees waited for the bolt's tick
     assert result.stats["counter"]["failed"] == 0  # and completed within the drain
+
+
+def test_drpc_to_an_inactive_topology_says_so_at_once():
+    """Issue 56, defect 4: it waited the whole timeout, then named a setting the call's
+    own --timeout had overridden."""
+    from sparkstorm.control.drpc import DRPCServer
+
+    control = Control(name="drpc-inactive", engine="local", token="t", loopback=True)
+    control.drpc = DRPCServer(["words"])
+    server = ControlServer(control, "127.0.0.1", 0)
+    server.start()
+    path = "/api/v1/topology/drpc-inactive/drpc/words?timeout=1"
+    args = {"content": b"the man", "headers": {"Content-Type": "application/octet-stream"}}
+    try:
+        with httpx.Client(base_url=server.url, timeout=30) as http:
+            control.snapshot.status = "INACTIVE"
+            started = time.monotonic()
+            refused = http.post(path, **args)
+            assert time.monotonic() - started < 0.5
+            assert refused.status_code == 409, refused.text
+            assert "is INACTIVE" in refused.json()["error"]
+            assert "sparkstorm activate drpc-inactive" in refused.json()["error"]
+            control.snapshot.status = "ACTIVE"  # active, and nothing answers: its own timeout
+            late = http.post(path, **args)
+            assert late.status_code == 504
+            assert "the timeout the call gave" in late.json()["error"]
+            assert "sparkstorm.drpc.request.timeout.secs" not in late.json()["error"]
+    finally:
+        control.drpc.close()
+        server.stop()

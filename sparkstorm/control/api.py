@@ -444,6 +444,14 @@ class _Handlers:
         timeout = _number(raw)
         if not 0 < timeout <= 86400:
             return _error(400, f"drpc/{function}?timeout={raw}: the timeout must be seconds > 0")
+        status = self.control.snapshot.status
+        if status == "INACTIVE":  # its spouts, the coordinator included, take nothing
+            return _error(
+                409,
+                f"drpc/{function}: topology {self.control.name!r} is INACTIVE: its "
+                "coordinator takes no request until it is activated (sparkstorm activate "
+                f"{self.control.name})",
+            )
         if len(server.waiting) >= MAX_DRPC_WAITING:
             return _error(
                 503,
@@ -455,7 +463,9 @@ class _Handlers:
         except DRPCExecutionError as exc:
             return _error(500, str(exc))
         except TimeoutError as exc:
-            return _error(504, f"{exc} (sparkstorm.drpc.request.timeout.secs)")
+            given = "timeout" in request.query_params
+            how = "the timeout the call gave" if given else "sparkstorm.drpc.request.timeout.secs"
+            return _error(504, f"{exc} ({how})")
         return Response(answer, media_type="application/json")
 
     async def page(self, request: Request) -> FileResponse:
