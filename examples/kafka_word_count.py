@@ -4,7 +4,9 @@
     sparkstorm run examples/kafka_word_count.py             # count what is in the topic
 
 Needs the connectors' packages (``pip install -e '.[connectors]'``) and a Kafka broker
-at ``SPARKSTORM_EXAMPLE_KAFKA`` (default ``127.0.0.1:9092``). Sentences are read from the
+at ``SPARKSTORM_EXAMPLE_KAFKA`` (default ``127.0.0.1:9092``); to try it on this machine,
+``noida-db start --only kafka --kafka-port 9092 --data-dir /tmp/sparkstorm-kafka`` (from
+``pip install -e '.[dev]'``) in another shell. Sentences are read from the
 topic ``sentences`` (``SPARKSTORM_EXAMPLE_TOPIC``) by the consumer group
 ``kafka-word-count``; each word's count goes to ``word-counts`` (``..._COUNTS_TOPIC``),
 keyed by the word, so the last record of a key is its count.
