@@ -217,7 +217,7 @@ def test_an_opaque_spout_into_the_transactional_sink_is_refused(kafka, name):
 @pytest.mark.parametrize(
     ("engine", "batch", "records"),
     [
-        ("local", 20, 10_000),
+        ("local", 20, 6_000),
         pytest.param(
             "spark",
             400,
