@@ -454,3 +454,13 @@ def test_a_run_is_named_after_its_module_or_file():
     assert run_name("examples/arrow_word_count.py") == "arrow_word_count"
     assert run_name("topologies/wordcount.py:WordCount") == "wordcount"
     assert run_name("first.py") == "first"
+
+
+def test_trident_state_read_with_nothing_running_says_what_can_be_known():
+    """Issue 56, defect 4: it said "Trident batch 0 committed last"."""
+    done = sparkstorm("state", "trident_word_count", "--from", "examples/trident_word_count.py")
+    assert done.returncode == 0, done.stderr
+    assert "batch 0 committed last" not in done.stdout
+    assert "its progress is kept in a run's memory, which is gone once the run ends" in (
+        done.stdout
+    )

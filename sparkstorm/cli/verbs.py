@@ -158,7 +158,16 @@ def show_trident_state(args: argparse.Namespace, topology: Topology, conf: dict[
             for key, value in m.items:
                 print(json.dumps({"state": m.name, "key": key, "value": value}, default=repr))
         return EXIT_OK
-    print(f"{args.name}: Trident batch {state.txid} committed last")
+    if state.txid > 0:
+        print(f"{args.name}: Trident batch {state.txid} committed last")
+    elif state.progress_where.startswith("memory"):
+        print(
+            f"{args.name}: its progress is kept in a run's memory, which is gone once the "
+            "run ends: nothing committed can be read from here (query it with DRPC while "
+            "it runs)"
+        )
+    else:
+        print(f"{args.name}: no Trident batch committed yet ({state.progress_where})")
     for m in shown:
         if m.unreadable is not None:
             print(f"\n{m.name} ({m.where}): {m.unreadable}")

@@ -49,6 +49,8 @@ class CommittedTridentState:
     topology: str
     txid: int
     maps: list[TridentMap]
+    progress_where: str = ""
+    """Where its progress was read (``memory ...``: a run's, which ends with the run)."""
 
     def of(self, name: str) -> dict[tuple[Any, ...], Any]:
         """The map ``name``: key (its group's values, a tuple) -> value."""
@@ -91,7 +93,9 @@ def read_trident_state(
         except NotImplementedError as exc:
             maps.append(TridentMap(label, factory, unreadable=str(exc)))
     progress = Progress.open(resolved, states)
-    return CommittedTridentState(resolved[TOPOLOGY_NAME], progress.committed(), maps)
+    return CommittedTridentState(
+        resolved[TOPOLOGY_NAME], progress.committed(), maps, progress.where
+    )
 
 
 def trident_state_frame(spark: Any, topology: Topology) -> Any:
