@@ -13,6 +13,7 @@ import logging
 import os
 import stat
 import tempfile
+import uuid
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,11 @@ def private_dir(path: Path) -> Path:
     return path
 
 
+def home_dir() -> Path:
+    """Sparkstorm's folder of the user's: ``$SPARKSTORM_HOME``, else ``~/.sparkstorm``."""
+    return Path(os.environ.get("SPARKSTORM_HOME") or Path.home() / ".sparkstorm")
+
+
 def private_temp_dir(name: str) -> Path:
     """The user's own folder ``name`` under the temporary folder: ``$TMPDIR/name-UID``.
 
@@ -74,6 +80,18 @@ def write_private(path: Path, data: bytes, *, exclusive: bool = False, sync: boo
         if sync:
             out.flush()
             os.fsync(out.fileno())
+
+
+def replace_private(path: Path, data: bytes) -> None:
+    """Replace ``path`` whole, in a private folder: a new file on the disk, moved over it."""
+    private_dir(path.parent)
+    fresh = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
+    try:
+        write_private(fresh, data, exclusive=True, sync=True)
+        fresh.replace(path)
+    except BaseException:
+        fresh.unlink(missing_ok=True)
+        raise
 
 
 def read_private(path: Path) -> bytes:

@@ -160,7 +160,7 @@ def show_trident_state(args: argparse.Namespace, topology: Topology, conf: dict[
         return EXIT_OK
     if state.txid > 0:
         print(f"{args.name}: Trident batch {state.txid} committed last")
-    elif state.progress_where.startswith("memory"):
+    elif state.progress_provider == "memory":
         print(
             f"{args.name}: its progress is kept in a run's memory, which is gone once the "
             "run ends: nothing committed can be read from here (query it with DRPC while "

@@ -452,7 +452,7 @@ class _Handlers:
                 "coordinator takes no request until it is activated (sparkstorm activate "
                 f"{self.control.name})",
             )
-        if len(server.waiting) >= MAX_DRPC_WAITING:
+        if server.waiting >= MAX_DRPC_WAITING:
             return _error(
                 503,
                 f"drpc/{function}: {MAX_DRPC_WAITING} DRPC calls already wait for this "

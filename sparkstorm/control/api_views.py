@@ -53,9 +53,8 @@ def shown_configuration(conf: dict[str, Any]) -> dict[str, Any]:
     """``conf`` as the API shows it: secrets masked.
 
     URLs lose their password; the UI's token, the state secret, and the key and box of the
-    DRPC server and
-    of the run's memory (whoever has them can put requests to the run, or write its
-    state), are masked.
+    DRPC server and of the run's memory (whoever has them can put requests to the run, or
+    write its state), are masked.
     """
 
     def shown(key: str, value: Any) -> Any:

@@ -119,11 +119,11 @@ class ContinuousRuntime:
         self._lost_stats: list[TaskStats] = []
         """Statistics of the tasks of stage attempts that were lost (they add up)."""
         self.reports: dict[int, WorkerReport] = {}
+        """Each worker's newest report."""
         self._before: dict[int, dict[str, int]] = {}
         """Per worker index, the counts of its earlier lives (a restart starts them at 0)."""
         self._launched = 0.0
         """When (the run's clock) the workers running now started: capacity is since then."""
-        """Each worker's newest report."""
         self.stacks: dict[int, tuple[float, str]] = {}
         """Per worker, the latest dump of its threads the operator asked for: (when, text)."""
         self.cpu_profiles: dict[int, tuple[float, str]] = {}

@@ -74,8 +74,6 @@ class DRPCServer(DRPCClient):
         self._requests: dict[str, deque[tuple[int, str]]] = {}
         self._answers: dict[int, tuple[bool, str]] = {}
         self._waiting: set[int] = set()
-        self.waiting = self._waiting
-        """The requests submitted and not answered yet (read only)."""
         self._changed = threading.Condition()
         self._closed: str | None = None
         super().__init__(f"{mailbox.serve(self.box, self._serve, host)}/{self.box}")
@@ -85,6 +83,11 @@ class DRPCServer(DRPCClient):
         request = self.submit(function, args)
         self.wait(request, timeout, f"DRPC {function}({args!r})")
         return self.result(request, function, args)
+
+    @property
+    def waiting(self) -> int:
+        """Requests submitted and not answered yet."""
+        return len(self._waiting)
 
     async def answer(self, function: str, args: str, timeout: float) -> str:
         """:meth:`execute` for an event loop: waits without holding a thread."""

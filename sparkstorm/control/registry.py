@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sparkstorm.private_files import private_dir, read_private, write_private
+from sparkstorm.private_files import home_dir, private_dir, read_private, write_private
 
 
 class NotRunning(LookupError):
@@ -22,7 +22,7 @@ class NotRunning(LookupError):
 
 def run_dir() -> Path:
     """Where running drivers register."""
-    return Path(os.environ.get("SPARKSTORM_RUN_DIR") or Path.home() / ".sparkstorm" / "running")
+    return Path(os.environ.get("SPARKSTORM_RUN_DIR") or home_dir() / "running")
 
 
 def register(name: str, url: str, token: str) -> Path:

@@ -22,7 +22,6 @@ theirs: a user's own ``StateFactory``, as Storm keeps it in ZooKeeper, always th
 from __future__ import annotations
 
 import json
-import os
 import threading
 import uuid
 from collections.abc import Sequence
@@ -32,7 +31,7 @@ from urllib.parse import quote
 
 from sparkstorm.config import SPARKSTORM_RUN_MEMORY
 from sparkstorm.control import mailbox
-from sparkstorm.private_files import private_dir, read_private, write_private
+from sparkstorm.private_files import home_dir, read_private, replace_private
 from sparkstorm.topology.builder import Topology
 from sparkstorm.topology.components import UsesRunMemory
 
@@ -44,8 +43,7 @@ DURABLE = "durable:"
 
 def durable_folder() -> Path:
     """Where the driver keeps the durable spaces (``$SPARKSTORM_HOME``, else ``~/.sparkstorm``)."""
-    home = os.environ.get("SPARKSTORM_HOME") or Path.home() / ".sparkstorm"
-    return Path(home) / "trident"
+    return home_dir() / "trident"
 
 
 def durable_file(space: str) -> Path:
@@ -114,16 +112,7 @@ def _read_durable(space: str) -> Space:
 
 
 def _write_durable(space: str, values: Space) -> None:
-    """Replace the space's file whole: a new file, flushed to disk, moved over the old."""
-    path = durable_file(space)
-    private_dir(path.parent)
-    fresh = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
-    try:
-        write_private(fresh, json.dumps(values).encode(), exclusive=True, sync=True)
-        fresh.replace(path)
-    except BaseException:
-        fresh.unlink(missing_ok=True)
-        raise
+    replace_private(durable_file(space), json.dumps(values).encode())
 
 
 def needs_memory(topology: Topology) -> bool:

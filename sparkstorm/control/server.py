@@ -63,26 +63,27 @@ class _GuardedH11(H11Protocol):
             self.transport.close()
 
 
-def _said_once(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+class _RefusedAccepts:
     """The loop's exception handler: a refused accept is said once, then counted."""
-    if "accept" in str(context.get("message", "")):
-        _said_once.count += 1  # type: ignore[attr-defined]
-        if _said_once.count == 1:  # type: ignore[attr-defined]
+
+    count = 0
+
+    def __call__(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if "accept" not in str(context.get("message", "")):
+            loop.default_exception_handler(context)
+            return
+        self.count += 1
+        if self.count == 1:
             logger.warning(
                 "the REST API could not accept a connection: %s (%s); said once",
                 context.get("message"),
                 context.get("exception"),
             )
-        return
-    loop.default_exception_handler(context)
-
-
-_said_once.count = 0  # type: ignore[attr-defined]
 
 
 class _Server(uvicorn.Server):
     async def serve(self, sockets: list[socket.socket] | None = None) -> None:
-        asyncio.get_running_loop().set_exception_handler(_said_once)
+        asyncio.get_running_loop().set_exception_handler(_RefusedAccepts())
         await super().serve(sockets)
 
 

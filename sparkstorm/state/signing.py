@@ -27,7 +27,7 @@ from typing import Any
 
 from sparkstorm.config import SPARKSTORM_STATE_SECRET
 from sparkstorm.errors import StateStoreError
-from sparkstorm.private_files import private_dir, read_private, write_private
+from sparkstorm.private_files import home_dir, private_dir, read_private, write_private
 
 SECRET_ENV = "SPARKSTORM_STATE_SECRET"
 MAGIC = b"ss1:"
@@ -41,7 +41,7 @@ class UnsignedState(StateStoreError):
 
 def key_file() -> Path:
     """Where the state secret is kept when none is configured."""
-    return Path.home() / ".sparkstorm" / "state.key"
+    return home_dir() / "state.key"
 
 
 def state_secret(config: dict[str, Any] | None = None) -> str:

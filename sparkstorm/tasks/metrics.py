@@ -188,21 +188,22 @@ def by_component(tasks: list[TaskStats], superstep_secs: float) -> dict[str, dic
         row["complete_latency_p50_ms"] = percentile_ms(latencies.buckets, 0.50) or 0.0
         row["complete_latency_p99_ms"] = percentile_ms(latencies.buckets, 0.99) or 0.0
         row["complete_latency_max_ms"] = max_ms(latencies.buckets) or 0.0
-        reasons: dict[str, int] = {}
-        for s in members:
-            for kind, n in s.fail_reasons.items():
-                reasons[kind] = reasons.get(kind, 0) + n
-        row["fail_reasons"] = reasons
-        for_good: dict[str, int] = {}
-        for s in members:
-            for kind, n in s.failed_for_good.items():
-                for_good[kind] = for_good.get(kind, 0) + n
-        row["failed_for_good"] = for_good
+        row["fail_reasons"] = _kinds_summed(s.fail_reasons for s in members)
+        row["failed_for_good"] = _kinds_summed(s.failed_for_good for s in members)
         row["output_stats"] = _output_stats(members)
         row["input_stats"] = _input_stats(members)
         row["metrics"] = latest_metrics(members)
         totals[component] = row
     return totals
+
+
+def _kinds_summed(counts: Iterable[Mapping[str, int]]) -> dict[str, int]:
+    """Counts by kind (fail reasons), added up over tasks."""
+    total: dict[str, int] = {}
+    for by_kind in counts:
+        for kind, n in by_kind.items():
+            total[kind] = total.get(kind, 0) + n
+    return total
 
 
 def latest_metrics(members: list[TaskStats]) -> dict[str, Any]:

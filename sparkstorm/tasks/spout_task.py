@@ -358,7 +358,7 @@ class SpoutTask:
         except TypeError:  # a list, a dict: its text stands for it
             key = repr(msg_id)
         last, kinds = self._failed_last, self.stats.failed_for_good
-        before = last.pop(key, None) if (failure is not None or last) else None
+        before = last.pop(key, None)
         if before is not None:
             kinds[before] -= 1
             if not kinds[before]:

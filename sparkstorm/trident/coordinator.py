@@ -38,7 +38,7 @@ from sparkstorm.topology.components import ChecksSubmission, HoldsWork, Spout, U
 from sparkstorm.topology.declarers import OutputFieldsDeclarer
 from sparkstorm.trident.drpc import server_of
 from sparkstorm.trident.nodes import CUSTOM, TX, Row
-from sparkstorm.trident.progress import Progress, Stored, progress_store
+from sparkstorm.trident.progress import Progress, Stored, progress_store, shown_where
 from sparkstorm.trident.sources import BatchSource
 from sparkstorm.trident.tuple import TridentCollector
 from sparkstorm.trident.watching import METRIC, BatchWatch
@@ -107,8 +107,7 @@ class Coordinator(Spout, ChecksSubmission, HoldsWork, UsesRunMemory):
 
     def progress_where(self, conf: dict[str, Any]) -> str:
         """Where the topology's progress is kept, for the run's start line."""
-        store, name = progress_store(conf, self.states)
-        return f"{store.shown} ({name})"
+        return shown_where(*progress_store(conf, self.states))
 
     def declare_output_fields(self, declarer: OutputFieldsDeclarer) -> None:
         """One direct stream per edge out, and the commit stream."""

@@ -118,6 +118,11 @@ def driver_store() -> StateStore:
     return StateStore(DRIVER, {"path": str(durable_folder())})
 
 
+def shown_where(store: StateStore, name: str) -> str:
+    """Where progress kept under ``name`` in ``store`` is, for people."""
+    return f"{store.shown} ({name})"
+
+
 def open_progress(store: StateStore, name: str, conf: dict[str, Any]) -> ProgressStore:
     """The progress store ``progress_store`` chose, opened."""
     if store.keeper is not None:  # a store of its own kind (Kafka): it opens its progress
@@ -161,16 +166,18 @@ class MemoryProgress:
 class Progress:
     """The last committed txid of one Trident topology, and its spouts' metadata."""
 
-    def __init__(self, store: ProgressStore, where: str) -> None:
+    def __init__(self, store: ProgressStore, where: str, provider: str = "") -> None:
         self.store = store
         self.where = where
         """Where it is kept, for messages."""
+        self.provider = provider
+        """The kind of store it is kept in (``memory``: a run's, gone with the run)."""
 
     @classmethod
     def open(cls, conf: dict[str, Any], states: Sequence[tuple[str, Stored]]) -> Progress:
         """The topology's progress, where :func:`progress_store` says."""
         store, name = progress_store(conf, states)
-        return cls(open_progress(store, name, conf), f"{store.shown} ({name})")
+        return cls(open_progress(store, name, conf), shown_where(store, name), store.provider)
 
     def committed(self) -> int:
         """The last committed txid (0 before the first)."""

@@ -50,7 +50,9 @@ class CommittedTridentState:
     txid: int
     maps: list[TridentMap]
     progress_where: str = ""
-    """Where its progress was read (``memory ...``: a run's, which ends with the run)."""
+    """Where its progress was read."""
+    progress_provider: str = ""
+    """The kind of store it was read from (``memory``: a run's, which ends with the run)."""
 
     def of(self, name: str) -> dict[tuple[Any, ...], Any]:
         """The map ``name``: key (its group's values, a tuple) -> value."""
@@ -94,7 +96,7 @@ def read_trident_state(
             maps.append(TridentMap(label, factory, unreadable=str(exc)))
     progress = Progress.open(resolved, states)
     return CommittedTridentState(
-        resolved[TOPOLOGY_NAME], progress.committed(), maps, progress.where
+        resolved[TOPOLOGY_NAME], progress.committed(), maps, progress.where, progress.provider
     )
 
 
