@@ -11,6 +11,7 @@ root as every ack is. No Python call is made per row, except the spout's own ``a
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -125,7 +126,6 @@ class BatchSpoutOutputCollector(SpoutOutputCollector):
         self._counter += n
         self.emitted += n
         self.batches += 1
-        self.batches += 1
         route.emitted += n
         fields, component, task = route.fields, self._component_id, self._task_id
         if msg_ids is None or not self._n_ackers:
@@ -237,9 +237,12 @@ class BatchOutputCollector(OutputCollector):
         n = int(batch.num_rows)
         parents = _anchor_arrays(anchors, n, self._component_id, stream)
         source = self.input_of(of) if parents else None
+        if source is not None:
+            _check_anchor_rows(parents, source.num_rows, self._component_id, stream)
         shares = batch_targets(route, batch, self._counter) if direct is None else [(direct, None)]
         self._counter += n
         self.emitted += n
+        self.batches += 1
         route.emitted += n
         fields, component, task = route.fields, self._component_id, self._task_id
         for target, rows in shares:
@@ -284,12 +287,16 @@ class BatchOutputCollector(OutputCollector):
         return _combined(parts)
 
     def ack_batch(self, batch: pa.RecordBatch | None = None) -> None:
-        """Ack every row of ``batch`` (the one being executed by default) not settled yet."""
+        """Ack every row of ``batch`` (the one being executed by default).
+
+        Each row is settled once: after ``ack_rows`` or ``fail_rows`` on some of its rows,
+        ack the others with ``ack_rows(mask)``; a batch acked twice is an error.
+        """
         source = self.input_of(batch)
-        self._ack(source, source.unsettled())
+        self._ack(source, self._rows(source, np.ones(source.num_rows, bool), "ack", "batch"))
 
     def ack_rows(self, mask: Any, batch: pa.RecordBatch | None = None) -> None:
-        """Ack the rows where ``mask`` (a bool a row) is true."""
+        """Ack the rows where ``mask`` (a bool a row, no nulls) is true."""
         source = self.input_of(batch)
         self._ack(source, self._rows(source, mask, "ack"))
 
@@ -309,25 +316,48 @@ class BatchOutputCollector(OutputCollector):
     def reset_timeout_rows(self, mask: Any, batch: pa.RecordBatch | None = None) -> None:
         """Restart the timeout of the trees of the rows where ``mask`` is true."""
         source = self.input_of(batch)
-        rows = np.asarray(mask, bool)
+        rows = self._mask(source, mask, "reset_timeout_rows")
         self.flush_acks()
         for root in np.unique(source.links.of(rows).roots).tolist():
             self.reset_root(root)
 
-    def _rows(self, source: RowBatch, mask: Any, what: str) -> Any:
+    def _mask(self, source: RowBatch, mask: Any, call: str) -> Any:
+        """``mask`` as a numpy bool array of a row each; nulls and other shapes refused."""
+        nulls = getattr(mask, "null_count", None)
+        if nulls is None and (not isinstance(mask, np.ndarray) or mask.dtype == object):
+            nulls = sum(value is None for value in mask)
+        if nulls:
+            msg = (
+                f"bolt {self._component_id!r} gave {call} a mask with {nulls} null(s): a "
+                f"null row would be neither settled nor said; fill them first "
+                f"(pyarrow.compute.fill_null(mask, False))"
+            )
+            raise InvalidTopologyError(msg, component=self._component_id)
+        if hasattr(mask, "to_numpy"):
+            mask = mask.to_numpy(zero_copy_only=False)
         rows = np.asarray(mask, bool)
         if rows.shape != (source.num_rows,):
             msg = (
-                f"bolt {self._component_id!r} gave {what}_rows a mask of shape {rows.shape} "
+                f"bolt {self._component_id!r} gave {call} a mask of shape {rows.shape} "
                 f"for a batch of {source.num_rows} rows: give one bool a row"
             )
             raise InvalidTopologyError(msg, component=self._component_id)
+        return rows
+
+    def _rows(self, source: RowBatch, mask: Any, what: str, call: str = "rows") -> Any:
+        """The rows ``mask`` settles: each must be unsettled so far."""
+        rows = self._mask(source, mask, f"{what}_{call}")
         again = rows & ~source.unsettled()
         if again.any():
+            first = np.nonzero(again)[0][:10].tolist()
+            how = (
+                "ack the rows left with ack_rows(mask)"
+                if call == "batch" and not again.all()
+                else "settle each row once"
+            )
             msg = (
-                f"bolt {self._component_id!r} {what}ed rows "
-                f"{np.nonzero(again)[0][:10].tolist()} of a batch whose rows were acked or "
-                f"failed already: settle each row once"
+                f"bolt {self._component_id!r} {what}_{call}: rows {first} of the batch were "
+                f"acked or failed already: {how}"
             )
             raise InvalidTopologyError(msg, component=self._component_id)
         return rows
@@ -342,7 +372,10 @@ class BatchOutputCollector(OutputCollector):
         return int(rows.sum())
 
     def _ack(self, source: RowBatch, rows: Any) -> None:
-        self.acked += self._settle(source, rows)
+        acked = self._settle(source, rows)
+        self.acked += acked
+        if source.received_at:
+            self.process_secs += (time.time() - source.received_at) * acked
         links = source.links.of(rows)
         if len(links):
             values = links.edges ^ source.row_ack_vals()[links.rows]
@@ -374,6 +407,20 @@ def _anchor_arrays(anchors: Anchors, n: int, component: str, stream: str) -> lis
             raise InvalidTopologyError(msg, component=component, stream=stream)
         out.append(values)
     return out
+
+
+def _check_anchor_rows(parents: list[Any], rows: int, component: str, stream: str) -> None:
+    """Every anchor names a row of the input batch (or is -1: no anchor)."""
+    for values in parents:
+        wrong = (values < -1) | (values >= rows)
+        if wrong.any():
+            at = int(np.nonzero(wrong)[0][0])
+            msg = (
+                f"component {component!r} emitted on stream {stream!r} a row {at} anchored "
+                f"to input row {int(values[at])}, but the input batch has {rows} rows: give "
+                f"an index in 0..{rows - 1} (or -1 for no anchor)"
+            )
+            raise InvalidTopologyError(msg, component=component, stream=stream)
 
 
 def _by_row(links: Links, rows: int) -> tuple[Any, Any, Any]:
