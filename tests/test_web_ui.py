@@ -9,9 +9,12 @@ into its temporary directory.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -324,10 +327,107 @@ def test_a_page_outlives_its_driver_saying_the_run_halted_and_why(browser):
         20,
     )
     assert "It halted: " in said and "the ledger is full: halting" in said, said
-    assert text_of(browser, "#status") == "GONE"
+    assert text_of(browser, "#status") == "HALTED"  # how it ended, not just GONE
     assert browser.execute_script("return document.getElementById('kill').disabled")
     # asked less often: the next question waits twice as long each time, up to a minute
     assert re.search(r"Asking again in (4|8|16|32) s", said), said
+
+
+CONTROLS = [
+    "activate",
+    "deactivate",
+    "rebalance",
+    "debug",
+    "kill",
+    "dump-stacks",
+    "cpu-profile",
+    "worker-log",
+    "set-log-level",
+]
+"""Every button of the page that acts on the run."""
+
+CONTRAST = """
+const luminance = (color) => {
+  const [r, g, b] = color.match(/[\\d.]+/g).slice(0, 3).map(Number).map((v) => {
+    v /= 255;
+    return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+  });
+  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+};
+return arguments[0].map((id) => {
+  const style = getComputedStyle(document.getElementById(id));
+  const [a, b] = [luminance(style.color), luminance(style.backgroundColor)].sort((x, y) => y - x);
+  return [id, (a + 0.05) / (b + 0.05)];
+});
+"""
+"""WCAG's contrast ratio of each button's text against its background."""
+
+
+@pytest.mark.parametrize(("width", "how"), [(390, "ctrl-c"), (1280, "kill")])
+def test_a_stopped_run_shows_killed_how_and_its_final_figures(
+    browser, tmp_path, monkeypatch, width, how
+):
+    """Ctrl-C or ``sparkstorm kill``: the page says KILLED and how, shows the figures the
+    run ended with (those of its final table), and turns every control off, readably."""
+    from sparkstorm.control import registry
+    from tests.run_process import RunProcess
+
+    monkeypatch.setenv("SPARKSTORM_RUN_DIR", str(tmp_path / "running"))
+    name, stats = f"web-stop-{width}", tmp_path / "stats.json"
+    env = {"SPARKSTORM_RUN_DIR": str(tmp_path / "running")}
+    target = "tests.cli_topologies:steady"
+    run = RunProcess(target, "local", tmp_path, "--name", name, "--stats-json", str(stats), env=env)
+    try:
+        run.until(lambda: name in registry.running(), "the run registered", 60)
+        browser.set_window_size(width, 844)
+        browser.get(registry.lookup(name)["url"] + "/")
+        until(lambda: text_of(browser, "#status") == "ACTIVE", "ACTIVE shown")
+        until(lambda: rows(browser, "spouts"), "the spouts' figures")
+        enabled = browser.execute_script(
+            "return arguments[0].filter((id) => !document.getElementById(id).disabled)",
+            CONTROLS,
+        )
+        assert {"deactivate", "debug", "kill", "dump-stacks", "set-log-level"} <= set(enabled)
+        if how == "ctrl-c":
+            assert run.stop() == 130  # Ctrl-C: the shell's code for it, as --help says
+        else:
+            killed = subprocess.run(
+                [sys.executable, "-m", "sparkstorm.cli", "kill", name, "-w", "5"],
+                env={**os.environ, **env},
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert killed.returncode == 0, killed.stderr
+            assert run.wait() == 0
+        said = until(
+            lambda: "final figures" in (text_of(browser, "#gone") or "") and text_of(browser, "#gone"),
+            "the end said",
+            20,
+        )
+        assert text_of(browser, "#status") == "KILLED"
+        assert text_of(browser, '#summary td[data-field="Status"]') == "KILLED"
+        why = "stopped by Ctrl-C" if how == "ctrl-c" else "killed through its REST API"
+        assert why in said, said
+        final = json.loads(stats.read_text())["components"]["numbers"]
+        assert final["emitted"] > 0
+        shown_spout = table(browser, "spouts")["numbers"]
+        assert shown_spout["emitted"] == shown(final["emitted"]), (shown_spout, final)
+        assert shown_spout["acked"] == shown(final["acked"])
+        off = browser.execute_script(
+            "return arguments[0].filter((id) => document.getElementById(id).disabled)", CONTROLS
+        )
+        assert sorted(off) == sorted(CONTROLS)
+        for button, ratio in browser.execute_script(CONTRAST, ["kill", "deactivate", "debug"]):
+            assert ratio >= 4.5, f"the disabled {button} button: contrast {ratio:.1f}"
+        overflow = browser.execute_script(
+            "return document.documentElement.scrollWidth - window.innerWidth"
+        )
+        assert overflow <= 1, f"the page at {width} px scrolls sideways by {overflow}"
+    finally:
+        if run.process.poll() is None:
+            run.kill()
+        browser.set_window_size(1400, 1150)
 
 
 def test_the_page_shows_a_stateful_topologys_checkpoints(browser):
@@ -526,6 +626,24 @@ def test_a_trident_topology_shows_its_batches_and_a_wrong_address_says_so(browse
             graph = until(lambda: browser.execute_script(GRAPH_FIT), "the graph drawn")
             assert 0.84 <= graph["scale"] <= 1.01, graph  # names stay readable
             assert graph["names"] and not graph["overflowing"], graph
+            # every box in sight (a narrow window lays the levels out downward), every
+            # summary value whole, the edges labelled with what flows on them
+            boxes = browser.execute_script(
+                "return [...document.querySelectorAll('#graph .node rect')].map((r) => "
+                "r.getBoundingClientRect().right)"
+            )
+            assert len(boxes) == 6 and max(boxes) <= width, boxes
+            cut = browser.execute_script(
+                "return [...document.querySelectorAll('#summary td')].filter((td) => "
+                "td.scrollWidth > td.clientWidth + 1).map((td) => td.textContent)"
+            )
+            assert not cut, cut
+            labels = browser.execute_script(
+                "return [...document.querySelectorAll('#graph .edge-label')].map((t) => "
+                "t.textContent)"
+            )
+            assert "word, count · fields(word)" in labels, labels
+            assert not [label for label in labels if re.fullmatch(r"e\d+", label)], labels
         browser.set_window_size(1400, 1150)
         browser.get(live.url + "/component/nosuch")  # a wrong address: said, not retried
         said = until(lambda: text_of(browser, "#gone"), "the banner")

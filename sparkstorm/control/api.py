@@ -129,6 +129,7 @@ class _Handlers:
     async def topology(self, request: Request) -> JSONResponse:
         if isinstance(window := self.window_of(request), JSONResponse):
             return window
+        self.control.last_figures_read = time.monotonic()
         name, secs = window
         system = request.query_params.get("sys", "false") == "true"
         stats = self.control.snapshot.stats
@@ -166,6 +167,7 @@ class _Handlers:
     async def component(self, request: Request) -> JSONResponse:
         if isinstance(window := self.window_of(request), JSONResponse):
             return window
+        self.control.last_figures_read = time.monotonic()
         name, secs = window
         cid = request.path_params["component"]
         row = self.control.snapshot.stats.get(cid)

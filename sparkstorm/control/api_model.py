@@ -53,7 +53,9 @@ class Snapshot:
     """Per component, its tasks' statistics."""
     status: str = "STARTING"
     ended: str = ""
-    """Why the run ended (a halt's reason), once it has: the page's last word from it."""
+    """Why the run ends (a halt's reason, a kill, a signal), once it does."""
+    final: bool = False
+    """The run's last snapshot: its engine stopped, its figures are the final ones."""
     supersteps: int = 0
     in_flight: int = 0
     checkpoints: dict[str, Any] | None = None
@@ -115,6 +117,8 @@ class Control:
     """How long a DRPC call through the API waits for its answer."""
     last_read: float = 0.0
     """When (monotonic) a client last read the summary: a page that polls it is watching."""
+    last_figures_read: float = 0.0
+    """When (monotonic) a client last read the topology's or a component's figures."""
     history: History = field(init=False)
 
     def __post_init__(self) -> None:

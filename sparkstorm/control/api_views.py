@@ -25,8 +25,18 @@ HOST = socket.gethostname()
 
 
 def topology_graph(plan: Plan) -> dict[str, Any]:
-    """Components (id, kind, tasks) and edges (from, to, stream, grouping): the DAG to draw."""
+    """Components (id, kind, tasks) and edges (from, to, stream, grouping, label): the DAG.
+
+    An edge's label is what a reader needs to tell it apart: its stream's name, unless
+    ``default``; for a bolt that describes its inputs (Trident's, whose streams are
+    internal ids), that description (the fields that flow, and how they are dealt).
+    """
     topology = plan.topology
+    described = {
+        bolt.component_id: bolt.obj.input_labels()
+        for bolt in topology.bolts
+        if callable(getattr(bolt.obj, "input_labels", None))
+    }
     components = [
         {
             "id": c.component_id,
@@ -42,6 +52,9 @@ def topology_graph(plan: Plan) -> dict[str, Any]:
             "stream": source.stream_id,
             "grouping": grouping.kind,
             "fields": list(grouping.fields) if grouping.fields is not None else None,
+            "label": described.get(bolt.component_id, {}).get(
+                source.stream_id, None if source.stream_id == "default" else source.stream_id
+            ),
         }
         for bolt in topology.bolts
         for source, grouping in bolt.inputs
@@ -91,6 +104,7 @@ def summary_json(control: Control) -> dict[str, Any]:
         "name": control.name,
         "status": snap.status,
         "ended": snap.ended,
+        "final": snap.final,
         "engine": control.engine,
         "mode": control.mode,
         "master": control.master,

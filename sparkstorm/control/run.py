@@ -191,7 +191,7 @@ def _run(
         raise
     startup = time.monotonic() - started
     drain = runtime.conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS]
-    stop = threading.Event()
+    stop = _Stop()
     server = _serve(runtime, name, engine, master, drpc) if api else None
     if on_start is not None:
         on_start(runtime)
@@ -220,7 +220,7 @@ def _run(
             runtime.kill(drain_secs=drain)
         finally:
             _restore_handlers(previous)
-            _close(server, runtime, exc)
+            _close(server, runtime, stop.why, exc)
         raise
     kill_wait = server.control.kill_wait if server is not None else None
     if kill_wait is not None:  # a kill through the API: its wait bounds the drain
@@ -228,7 +228,7 @@ def _run(
     if stop.is_set() and on_stopping is not None:
         on_stopping(runtime, drain)
     try:
-        _drain(runtime, server, drain, _throttled(on_progress, runtime, progress_secs))
+        _drain(runtime, server, drain, stop.why, _throttled(on_progress, runtime, progress_secs))
     finally:
         _restore_handlers(previous)
     return RunResult(
@@ -249,7 +249,7 @@ def _run(
 
 def _loop(
     runtime: Runtime,
-    stop: threading.Event,
+    stop: _Stop,
     until_idle: bool,
     duration: float | None,
     on_progress: Callable[[Runtime], None] | None,
@@ -275,10 +275,12 @@ def _loop(
         if until_idle and runtime.active and runtime.idle() and not runtime.pending_count():
             quiet_since = time.monotonic() if quiet_since is None else quiet_since
             if time.monotonic() - quiet_since >= grace:
+                stop.why = f"finished: idle for {grace:g} s, every message had its outcome"
                 return time.monotonic() - quiet_since  # nothing in flight or pending, quiet
         else:
             quiet_since = None
         if duration is not None and runtime.now() >= duration:
+            stop.why = f"finished: its duration ({duration:g} s) ran out"
             break
         if runtime.errors.halted is not None:  # a component cannot go on: stop, saying why
             break
@@ -334,17 +336,38 @@ def _drain(
     runtime: Runtime,
     server: ControlServer | None,
     drain: float,
+    why: str,
     progress: Callable[[], None] | None = None,
 ) -> None:
-    """The graceful stop: pending trees get up to ``drain`` seconds, then the engine stops."""
+    """The graceful stop: pending trees get up to ``drain`` seconds, then the engine stops.
+
+    The API says KILLED (and why) from its start, its figures refreshed as it drains.
+    """
     if server is not None:
-        _publish(server, runtime, *_ending(runtime))
+        _publish(server, runtime, *_ending(runtime, why))
+        progress = _publishing(server, runtime, why, progress)
     try:
         runtime.kill(sys.maxsize, drain, wait_pending=True, progress=progress)
     except KeyboardInterrupt:  # a second signal during the drain: stop now, say what is left
         raise RunAborted(runtime.pending_count()) from None
     finally:
-        _close(server, runtime)
+        _close(server, runtime, why)
+
+
+def _publishing(
+    server: ControlServer, runtime: Runtime, why: str, progress: Callable[[], None] | None
+) -> Callable[[], None]:
+    """``progress``, and a fresh snapshot for the API every ``PUBLISH_SECS`` of the drain."""
+    due = [time.monotonic() + PUBLISH_SECS]
+
+    def publishing() -> None:
+        if progress is not None:
+            progress()
+        if time.monotonic() >= due[0]:
+            due[0] = time.monotonic() + PUBLISH_SECS
+            _publish(server, runtime, *_ending(runtime, why))
+
+    return publishing
 
 
 def _drpc_server(
@@ -449,9 +472,16 @@ def _mode(runtime: Runtime, engine: str) -> str:
 
 
 def _publish(
-    server: ControlServer, runtime: Runtime, status: str | None = None, ended: str = ""
+    server: ControlServer,
+    runtime: Runtime,
+    status: str | None = None,
+    ended: str = "",
+    final: bool = False,
 ) -> None:
-    """Hand the API a fresh snapshot; ``status`` defaults to ACTIVE or INACTIVE."""
+    """Hand the API a fresh snapshot; ``status`` defaults to ACTIVE or INACTIVE.
+
+    ``final``: the run's last, once its engine stopped (its figures the final ones).
+    """
     from sparkstorm.control.api_model import Snapshot
 
     stats = runtime.stats()
@@ -463,6 +493,7 @@ def _publish(
         tasks=runtime.task_stats(),
         status=status or ("ACTIVE" if runtime.active else "INACTIVE"),
         ended=ended,
+        final=final,
         supersteps=runtime.supersteps_run,
         in_flight=runtime.in_flight,
         checkpoints=runtime.checkpoints.status(),
@@ -489,7 +520,7 @@ def _publish(
     )
 
 
-def _obey(server: ControlServer, runtime: Runtime, stop: threading.Event) -> None:
+def _obey(server: ControlServer, runtime: Runtime, stop: _Stop) -> None:
     """Apply the commands the API received, between two supersteps."""
     from sparkstorm.control.api_model import (
         ACTIVATE,
@@ -516,6 +547,7 @@ def _obey(server: ControlServer, runtime: Runtime, stop: threading.Event) -> Non
             runtime.deactivate()
         elif action == KILL:
             server.control.kill_wait = wait
+            stop.why = f"killed through its REST API (the page or sparkstorm kill), wait {wait:g} s"
             stop.set()
         elif action == DEBUG:
             runtime.set_debug(component, percent)
@@ -535,28 +567,35 @@ def _obey(server: ControlServer, runtime: Runtime, stop: threading.Event) -> Non
                 runtime.rebalance(workers, DRAIN_SECS if wait is None else wait)
             except ValueError as exc:  # the cluster's slots changed since the API checked
                 log.warning("%s", exc)
-        _publish(server, runtime)
+        _publish(server, runtime, *(_ending(runtime, stop.why) if stop.is_set() else ()))
 
 
 def _close(
-    server: ControlServer | None, runtime: Runtime, failure: BaseException | None = None
+    server: ControlServer | None,
+    runtime: Runtime,
+    why: str,
+    failure: BaseException | None = None,
 ) -> None:
-    """The API's last snapshot, then no API: a page watching gets to read why it ended."""
+    """The API's last snapshot, then no API: a page watching gets to read how it ended."""
     if server is not None:
-        status, why = _ending(runtime, failure)
-        _publish(server, runtime, status, why)
-        if status == "HALTED":  # nobody asked for this end: a page watching must say why
-            _let_the_page_read(server.control)
+        _publish(server, runtime, *_ending(runtime, why, failure), final=True)
+        _let_the_page_read(server.control)
         server.stop()
         if server.control.drpc is not None:
             server.control.drpc.close()
 
 
-def _ending(runtime: Runtime, failure: BaseException | None = None) -> tuple[str, str]:
-    """The status a run that ends shows, and why it ends: HALTED (and the error), or KILLED."""
+def _ending(
+    runtime: Runtime, why: str, failure: BaseException | None = None
+) -> tuple[str, str]:
+    """The status a run that ends shows, and why: HALTED (and the error), or KILLED.
+
+    KILLED is Storm's status of a topology stopped on purpose; ``why`` says how (a kill,
+    Ctrl-C, SIGTERM, or a finite run that finished).
+    """
     halted = runtime.errors.halted
     if halted is None and failure is None:
-        return "KILLED", "stopped"
+        return "KILLED", why or "stopped"
     why = halted.message if halted is not None else f"{type(failure).__name__}: {failure}"
     return "HALTED", (why.strip().splitlines() or [""])[0][:500]
 
@@ -566,16 +605,25 @@ LAST_READ_SECS = 2.5
 
 
 def _let_the_page_read(control: Control) -> None:
-    """Wait, briefly, for a page that polls the summary to read it once more.
+    """Wait, briefly, for a page that polls the summary to read the last figures.
 
-    Only when a client read it within a few of the page's 2 s polls: a run nobody watches
-    ends at once.
+    Only when a client read the summary within a few of the page's 2 s polls: a run
+    nobody watches ends at once. The page reads the summary, then the topology's (or a
+    component's) figures: the wait ends once it has read those.
     """
     ended = time.monotonic()
     if ended - control.last_read > 3 * LAST_READ_SECS:
         return
-    while control.last_read < ended and time.monotonic() - ended < LAST_READ_SECS:
+    while control.last_figures_read < ended and time.monotonic() - ended < LAST_READ_SECS:
         time.sleep(0.05)
+
+
+class _Stop(threading.Event):
+    """Set when the run is asked to stop (a signal, a kill); ``why`` says how it ends."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.why = ""
 
 
 class _Interrupted(BaseException):
@@ -587,7 +635,7 @@ class _Interrupted(BaseException):
 
 
 def _install_stop_handlers(
-    stop: threading.Event, blocked: Callable[[], str | None]
+    stop: _Stop, blocked: Callable[[], str | None]
 ) -> dict[int, Any] | None:
     """Ctrl-C or SIGTERM sets ``stop``; a second one raises ``KeyboardInterrupt``.
 
@@ -601,6 +649,7 @@ def _install_stop_handlers(
     def handler(signum: int, frame: FrameType | None) -> None:
         if stop.is_set():
             raise KeyboardInterrupt
+        stop.why = "stopped by Ctrl-C" if signum == signal.SIGINT else "stopped by SIGTERM"
         stop.set()
         call = blocked()
         if call is not None:

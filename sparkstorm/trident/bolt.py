@@ -19,7 +19,17 @@ from sparkstorm.topology.components import Bolt
 from sparkstorm.topology.declarers import OutputFieldsDeclarer
 from sparkstorm.topology.tuple import Tuple
 from sparkstorm.trident.columnar import as_columns, as_rows, concat
-from sparkstorm.trident.nodes import COLUMNS, CUSTOM, ROWS, TX, BatchInfo, CommitNode, Node, Row
+from sparkstorm.trident.nodes import (
+    COLUMNS,
+    CUSTOM,
+    FIELDS,
+    ROWS,
+    TX,
+    BatchInfo,
+    CommitNode,
+    Node,
+    Row,
+)
 from sparkstorm.trident.wiring import (
     COMMIT_STREAM,
     SHARE_FIELDS,
@@ -63,6 +73,18 @@ class TridentBolt(Bolt):
                 else ("node", parent.node_id)
                 for i, parent in enumerate(node.parents)
             ]
+
+    def input_labels(self) -> dict[str, str]:
+        """What flows on each input stream, for the page's graph: fields, then how dealt."""
+        nodes = {n.node_id: n for n in self.nodes}
+        labels = {}
+        for edge in self.inputs:
+            fields = nodes[edge.child].parents[edge.slot].fields.to_list()
+            dealt = edge.partitioning.kind
+            if dealt == FIELDS:
+                dealt += f"({', '.join(fields[i] for i in edge.partitioning.indexes)})"
+            labels[edge.stream] = f"{', '.join(fields) or '(none)'} · {dealt}"
+        return labels
 
     def declare_output_fields(self, declarer: OutputFieldsDeclarer) -> None:
         """One direct stream per edge out."""

@@ -14,6 +14,10 @@ let name = null;
 let status = null;
 let killed = false;
 let ended = "";  // why the run ended, as the driver last said
+let final = false;  // the driver said its last: the figures shown are the run's final ones
+const ENDS = ["KILLED", "HALTED"];  // a run in one of these is over: nothing to control
+// every button that acts on the run; all off once it is over, or its driver is gone
+const CONTROLS = ["activate", "deactivate", "rebalance", "debug", "kill", "dump-stacks", "cpu-profile", "worker-log", "set-log-level"];
 let lastAnswer = null;  // when the driver last answered
 let failures = 0;  // polls in a row the driver did not answer: the next waits longer
 let slots = null;
@@ -194,10 +198,13 @@ function capacityColor(capacity) {
   return "#d4edda";
 }
 
+let lastGraph = null;  // what drawGraph drew last: drawn again when the window changes size
+
 function drawGraph(graph, rows, rates) {
   const element = document.getElementById("graph");
   document.getElementById("graph-section").hidden = !graph.components || !graph.components.length;
   if (!graph.components) return;
+  lastGraph = [graph, rows, rates];
   const depth = {};
   for (const c of graph.components) depth[c.id] = c.kind === "spout" ? 0 : 1;
   for (let round = 0; round < graph.components.length; round++) {
@@ -205,40 +212,90 @@ function drawGraph(graph, rows, rates) {
       if (e.from !== e.to && depth[e.to] <= depth[e.from]) depth[e.to] = depth[e.from] + 1;
     }
   }
-  const columns = {};
-  for (const c of graph.components) (columns[depth[c.id]] ||= []).push(c);
-  // boxes as wide as the longest name needs (about 7 px a character), within bounds
+  const levels = {};
+  for (const c of graph.components) (levels[depth[c.id]] ||= []).push(c);
+  // boxes as wide as the longest name needs (about 7 px a character), within bounds;
+  // gaps wide enough for the edges' labels (what flows on them), within bounds
   const longest = Math.max(...graph.components.map((c) => `${c.id} (${c.tasks})`.length));
-  const W = Math.min(Math.max(20 + 7 * longest, 170), 260), H = 58, GAPX = 90, GAPY = 26, PAD = 12;
+  const labelled = graph.edges.map((e) => (e.from === e.to ? "" : e.label || "").length);
+  const W = Math.min(Math.max(20 + 7 * longest, 170), 260), H = 58, GAPY = 26, PAD = 12;
+  const GAPX = Math.min(Math.max(16 + 6 * Math.max(0, ...labelled), 90), 200);
+  const across = Object.values(levels);
+  const room = element.parentElement.clientWidth || Infinity;
+  // left to right, levels as columns (Storm UI's way); a window too narrow for that at
+  // GRAPH_MIN_SCALE gets levels as rows, each wrapped to the width there is
+  const wide = PAD * 2 + across.length * (W + GAPX) - GAPX;
+  const downward = wide * GRAPH_MIN_SCALE > room;
+  const DOWN_GAPX = 20, DOWN_GAPY = labelled.some((n) => n) ? 44 : 30;
+  const perRow = Math.max(1, Math.floor((room - PAD * 2 + DOWN_GAPX) / (W + DOWN_GAPX)));
   const place = {};
-  let height = 0;
-  for (const [d, members] of Object.entries(columns)) {
-    members.forEach((c, i) => { place[c.id] = { x: PAD + d * (W + GAPX), y: PAD + i * (H + GAPY) }; });
-    height = Math.max(height, PAD * 2 + members.length * (H + GAPY) - GAPY);
+  let width = wide, height = 0;
+  // downward, the labels of the edges into a box are listed in the gap above it
+  const into = {};
+  for (const e of graph.edges) if (e.label && e.from !== e.to) (into[e.to] ||= []).push(e);
+  if (downward) {
+    width = PAD * 2 + Math.min(perRow, Math.max(...across.map((m) => m.length))) * (W + DOWN_GAPX) - DOWN_GAPX;
+    let y = PAD;
+    let row = [];
+    const rowGap = (members) => Math.max(DOWN_GAPY, ...members.map((c) => 10 + 14 * (into[c.id] || []).length));
+    for (const members of across) {
+      for (let i = 0; i < members.length; i += perRow) row.push(members.slice(i, i + perRow));
+    }
+    row.forEach((members, r) => {
+      if (r) y += rowGap(members);
+      members.forEach((c, i) => { place[c.id] = { x: PAD + i * (W + DOWN_GAPX), y }; });
+      y += H;
+    });
+    height = y + PAD;
+    width = Math.max(width, Math.min(room, width + 180));  // room for the edges' labels
+  } else {
+    across.forEach((members, d) => {
+      members.forEach((c, i) => { place[c.id] = { x: PAD + d * (W + GAPX), y: PAD + i * (H + GAPY) }; });
+      height = Math.max(height, PAD * 2 + members.length * (H + GAPY) - GAPY);
+    });
   }
-  const width = PAD * 2 + Object.keys(columns).length * (W + GAPX) - GAPX;
   element.replaceChildren();
   // as wide as its section, but never shrunk below GRAPH_MIN_SCALE (where its names stay
   // readable) nor grown: a narrower window scrolls the graph's section instead
   element.setAttribute("viewBox", `0 0 ${width} ${height}`);
-  element.style.width = `clamp(${Math.round(width * GRAPH_MIN_SCALE)}px, 100%, ${width}px)`;
+  element.style.width = `clamp(${Math.round(Math.min(width * GRAPH_MIN_SCALE, room))}px, 100%, ${width}px)`;
   const defs = svg("defs", {});
   const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: "10", refY: "5", markerWidth: "7", markerHeight: "7", orient: "auto" });
   marker.appendChild(svg("path", { d: "M0,0 L10,5 L0,10 z", fill: "#6d7686" }));
   defs.appendChild(marker);
   element.appendChild(defs);
+  let lanes = 0;
   for (const e of graph.edges) {
     const a = place[e.from], b = place[e.to];
     if (!a || !b) continue;
-    const x1 = a.x + W, y1 = a.y + H / 2, x2 = b.x, y2 = b.y + H / 2;
-    const path = e.from === e.to
-      ? `M${a.x + W - 30},${a.y} C${a.x + W},${a.y - 30} ${a.x + W + 30},${a.y} ${a.x + W},${a.y + 12}`
-      : `M${x1},${y1} C${x1 + GAPX / 2},${y1} ${x2 - GAPX / 2},${y2} ${x2},${y2}`;
+    let path, labelAt;
+    if (e.from === e.to) {
+      path = `M${a.x + W - 30},${a.y} C${a.x + W},${a.y - 30} ${a.x + W + 30},${a.y} ${a.x + W},${a.y + 12}`;
+    } else if (downward) {
+      const order = (into[e.to] || []).indexOf(e);
+      const x2 = b.x + W / 2, y2 = b.y;
+      labelAt = { x: x2 + 8, y: y2 - 6 - 14 * ((into[e.to] || []).length - 1 - order), anchor: "start", room: width - x2 - 10 };
+      if (b.y > a.y && a.x === b.x && !Object.values(place).some((p) => p.x === a.x && p.y > a.y && p.y < b.y)) {
+        const x1 = a.x + W / 2, y1 = a.y + H;  // straight down to the next box
+        path = `M${x1},${y1} C${x1},${(y1 + y2) / 2} ${x2},${(y1 + y2) / 2} ${x2},${y2}`;
+      } else {  // past the boxes between: down a lane of its own beside them
+        const lane = Math.max(a.x, b.x) + W + 8 + 6 * (lanes++ % 4);
+        const y1 = a.y + H / 2;
+        path = `M${a.x + W},${y1} L${lane},${y1} L${lane},${y2 - 8} L${x2 + 4},${y2 - 8} L${x2},${y2}`;
+      }
+    } else {
+      const x1 = a.x + W, y1 = a.y + H / 2, x2 = b.x, y2 = b.y + H / 2;
+      path = `M${x1},${y1} C${x1 + GAPX / 2},${y1} ${x2 - GAPX / 2},${y2} ${x2},${y2}`;
+      labelAt = { x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 4, anchor: "middle", room: GAPX - 6 };
+    }
     const edge = svg("path", { class: "edge", d: path, "data-from": e.from, "data-to": e.to });
-    edge.appendChild(svg("title", {}, `${e.from} -> ${e.to}: stream ${e.stream}, ${e.grouping} grouping` + (e.fields ? ` on ${e.fields.join(", ")}` : "")));
+    const about = `${e.from} -> ${e.to}: ` + (e.label ? `${e.label} (stream ${e.stream})` : `stream ${e.stream}, ${e.grouping} grouping` + (e.fields ? ` on ${e.fields.join(", ")}` : ""));
+    edge.appendChild(svg("title", {}, about));
     element.appendChild(edge);
-    if (e.stream !== "default" && e.from !== e.to) {
-      element.appendChild(svg("text", { class: "edge-label", x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 4, "text-anchor": "middle" }, e.stream));
+    if (e.label && labelAt) {
+      const label = svg("text", { class: "edge-label", x: labelAt.x, y: labelAt.y, "text-anchor": labelAt.anchor }, e.label);
+      element.appendChild(label);
+      fitLabel(label, e.label, "", labelAt.room);
     }
   }
   for (const c of graph.components) {
@@ -318,7 +375,7 @@ function showTopology(topology) {
   stackTargets(topology.mode === "continuous" ? workers : []);
   slots = topology.slots;
   document.getElementById("rebalance").hidden = slots === null || slots === undefined;
-  document.getElementById("rebalance").disabled = status !== "ACTIVE";
+  setControls(false);
   fill(document.getElementById("workers"), WORKER_COLUMNS,
     workers.map((w) => ({ ...w, pid: String(w.pid), tasks: w.tasks.join(", "), uptime: duration(w.uptimeSeconds) })), false);
   const restarts = topology.restarts || [];
@@ -377,6 +434,7 @@ function clock(error) {
 function showSummary(summary) {
   status = summary.status;
   ended = summary.ended || "";
+  final = Boolean(summary.final);
   document.getElementById("title").textContent = component ? `${summary.name} / ${component}` : summary.name;
   document.title = `${component || summary.name} - sparkstorm`;
   const badge = document.getElementById("status");
@@ -397,9 +455,22 @@ function showSummary(summary) {
       `${checkpoint.commits} commits, ${checkpoint.rollbacks} rollbacks this run`]] : []),
     ...tridentFacts(summary.trident),
   ]);
-  document.getElementById("activate").disabled = status !== "INACTIVE";
-  document.getElementById("deactivate").disabled = status !== "ACTIVE";
-  document.getElementById("kill").disabled = status === "KILLED";
+  setControls(false);
+}
+
+// Which buttons may act now: none once the run is over or its driver gone.
+function setControls(gone) {
+  const off = gone || ENDS.includes(status);
+  const offNow = { activate: status !== "INACTIVE", deactivate: status !== "ACTIVE", rebalance: status !== "ACTIVE" };
+  for (const id of CONTROLS) document.getElementById(id).disabled = off || Boolean(offNow[id]);
+}
+
+// What the banner says of a run that is over (or stopping), from what its driver said.
+function endText() {
+  if (status === "HALTED") return `The run halted: ${ended}`;
+  if (status !== "KILLED") return "";
+  return final ? `The run was stopped (${ended}). What this page shows are its final figures.`
+    : `The run is stopping (${ended}): it drains its pending trees.`;
 }
 
 // A Trident topology's batches (its coordinator's metric "trident").
@@ -493,8 +564,8 @@ async function refresh() {
     lastAnswer = new Date();
     failures = 0;
     const gone = document.getElementById("gone");
-    gone.textContent = status === "HALTED" ? `The run halted: ${ended}` : "";
-    gone.hidden = status !== "HALTED";
+    gone.textContent = endText();
+    gone.hidden = !gone.textContent;
   } catch (error) {
     failures += error.status ? 0 : 1;
     const gone = document.getElementById("gone");
@@ -505,10 +576,12 @@ async function refresh() {
         : goneText(error);
     gone.hidden = false;
     if (!error.status && status !== null) {
-      const badge = document.getElementById("status");
-      badge.textContent = "GONE";
-      badge.className = "status GONE";
-      for (const id of ["activate", "deactivate", "kill", "rebalance"]) document.getElementById(id).disabled = true;
+      if (!ENDS.includes(status)) {  // a run that ended keeps saying how; another is GONE
+        const badge = document.getElementById("status");
+        badge.textContent = "GONE";
+        badge.className = "status GONE";
+      }
+      setControls(true);
     }
   }
 }
@@ -522,9 +595,10 @@ async function poll() {
 // What the page knows of a driver that no longer answers: how the run last stood, and since when.
 function goneText(error) {
   const since = lastAnswer ? ` since ${lastAnswer.toLocaleTimeString([], { hour12: false })}` : "";
-  const last = status === "HALTED" ? `It halted: ${ended}`
-    : killed ? "It was killed from this page."
-      : status === "KILLED" ? "It was stopped."
+  const shown = final ? " What this page shows are its final figures." : " What this page shows is as of then.";
+  const last = status === "HALTED" ? `It halted: ${ended}.${shown}`
+    : status === "KILLED" ? `It was stopped (${ended || (killed ? "killed from this page" : "stopped")}).${shown}`
+      : killed ? "It was killed from this page."
       : `The last it said: ${status || "nothing yet"}; what this page shows is as of then.`;
   return `The run is gone: its driver has not answered${since} (${error.message}). ${last} ` +
     `Asking again in ${Math.round(nextPoll() / 1000)} s.`;
@@ -586,7 +660,7 @@ async function profiling(kind) {
     link.download = `${name}-${kind}-${answer.worker}.txt`;
     document.getElementById("stacks-result").hidden = false;
   } finally {
-    button.disabled = false;
+    button.disabled = ENDS.includes(status);
   }
 }
 
@@ -666,4 +740,5 @@ poll();
 // plots follow their boxes when the window changes size (a phone turned, a window dragged)
 window.addEventListener("resize", () => {
   for (const { chart, element } of Object.values(plots)) chart.setSize({ width: element.clientWidth || 320, height: 220 });
+  if (lastGraph) drawGraph(...lastGraph);
 });
