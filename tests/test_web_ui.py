@@ -401,7 +401,7 @@ def test_a_stopped_run_shows_killed_how_and_its_final_figures(
             assert killed.returncode == 0, killed.stderr
             assert run.wait() == 0
         said = until(
-            lambda: "final figures" in (text_of(browser, "#gone") or "") and text_of(browser, "#gone"),
+            lambda: "final figures" in (banner := text_of(browser, "#gone") or "") and banner,
             "the end said",
             20,
         )

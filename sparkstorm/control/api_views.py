@@ -33,9 +33,9 @@ def topology_graph(plan: Plan) -> dict[str, Any]:
     """
     topology = plan.topology
     described = {
-        bolt.component_id: bolt.obj.input_labels()
+        bolt.component_id: labels()
         for bolt in topology.bolts
-        if callable(getattr(bolt.obj, "input_labels", None))
+        if callable(labels := getattr(bolt.obj, "input_labels", None))
     }
     components = [
         {

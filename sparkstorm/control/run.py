@@ -585,9 +585,7 @@ def _close(
             server.control.drpc.close()
 
 
-def _ending(
-    runtime: Runtime, why: str, failure: BaseException | None = None
-) -> tuple[str, str]:
+def _ending(runtime: Runtime, why: str, failure: BaseException | None = None) -> tuple[str, str]:
     """The status a run that ends shows, and why: HALTED (and the error), or KILLED.
 
     KILLED is Storm's status of a topology stopped on purpose; ``why`` says how (a kill,
@@ -634,9 +632,7 @@ class _Interrupted(BaseException):
         self.call = call
 
 
-def _install_stop_handlers(
-    stop: _Stop, blocked: Callable[[], str | None]
-) -> dict[int, Any] | None:
+def _install_stop_handlers(stop: _Stop, blocked: Callable[[], str | None]) -> dict[int, Any] | None:
     """Ctrl-C or SIGTERM sets ``stop``; a second one raises ``KeyboardInterrupt``.
 
     The first acts at once even when a user call blocks: a watchdog knows it does
