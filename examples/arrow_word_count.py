@@ -8,6 +8,11 @@ own id; an ``ArrowBolt`` splits a batch with pyarrow, anchoring every word to it
 sentence, and acks the sentences; another counts the words of a batch at once and acks
 them. A sentence whose tree fails is emitted again, alone; the run ends when every
 sentence is acked.
+
+Keep the default mode, ``continuous``, for columns: batches move between long-lived
+workers as soon as they are full, and messages complete in milliseconds. The
+``superstep`` mode (``--mode superstep``) runs a Spark job per hop: its figures arrive
+in seconds (its complete latency p99 is ~20 s on this flood).
 """
 
 from __future__ import annotations

@@ -92,9 +92,20 @@ def topology():
 
 def publish(servers: str, topic: str, sentences: list[str]) -> None:
     """Write ``sentences`` to ``topic``, one record each."""
-    from confluent_kafka import Producer
+    from confluent_kafka import KafkaException, Producer
 
-    producer = Producer({"bootstrap.servers": servers})
+    from sparkstorm.connectors.kafka_client_log import with_client_log
+
+    # the client's own log goes through sparkstorm's: one line when the broker is down
+    producer = Producer(with_client_log({"bootstrap.servers": servers}))
+    try:
+        producer.list_topics(timeout=10)
+    except KafkaException:
+        sys.exit(
+            f"no Kafka broker answers at {servers}: start one (noida-db start --only kafka "
+            "--kafka-port 9092 --data-dir /tmp/sparkstorm-kafka; see docs/connectors.md) "
+            "or give --servers HOST:PORT"
+        )
     for sentence in sentences:
         producer.produce(topic, sentence.encode())
         producer.poll(0)

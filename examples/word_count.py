@@ -124,6 +124,10 @@ def topology():
     The count bolt's emits are captured (sent back to the driver) for :func:`report`.
     """
     topology, conf = build([SENTENCES[i % len(SENTENCES)] for i in range(20_000)])
+    # at most 100 sentences in flight: each tree completes in milliseconds (a flood of
+    # 20,000 would make each wait behind the others: ~120 ms); for throughput rather
+    # than latency, raise it: -o topology.max.spout.pending=1000
+    conf.set_max_spout_pending(100)
     conf[Config.SPARKSTORM_CAPTURE] = ["count"]
     conf[Config.SPARKSTORM_CAPTURE_MAX_VALUES] = 150_000  # every count emitted: 128,000
     return topology, conf

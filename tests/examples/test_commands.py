@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -22,10 +23,13 @@ BROKERS = {"kafka_word_count.py", "kafka_arrow_word_count.py", "rabbitmq_word_co
 """Examples that need a broker: their import is checked, as the command makes it."""
 
 
-def as_a_user(*command: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def as_a_user(
+    *command: str, timeout: float = 120, cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
+    """``command`` run as a new user's shell runs it: no ``PYTHONPATH``, in ``cwd``."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     return subprocess.run(
-        command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, check=False
+        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )
 
 

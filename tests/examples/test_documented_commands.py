@@ -1,0 +1,109 @@
+"""Every command README.md and docs/ give runs as written, from the repository root.
+
+Issue 56: a newcomer copies commands from the docs. Each ``sparkstorm run`` of a file
+in the repository runs exactly as written (Spark ``local[*]``, the default), with the
+installed ``sparkstorm`` and no ``PYTHONPATH``; the getting-started file is written
+from its page and run as the page says; each ``python -m benchmarks...`` line's flags
+are parsed by that benchmark's own parser (the benchmarks themselves take minutes:
+``tests/test_benchmarks.py`` runs them small); the Kafka publisher, without a broker,
+says so in one line instead of librdkafka's flood.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import socket
+import sys
+
+import pytest
+
+from tests.examples.test_commands import as_a_user
+from tests.run_process import ROOT
+
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def documented(pattern: str) -> list[str]:
+    """The commands (in code blocks or inline code) of every page that match ``pattern``."""
+    found: list[str] = []
+    for page in PAGES:
+        text = page.read_text()
+        fenced = r"```(\w*)\n(.*?)```"
+        prose = re.sub(fenced, "", text, flags=re.S)
+        inline = [re.sub(r"\s+", " ", code) for code in re.findall(r"`([^`]+)`", prose)]
+        blocks = [
+            line.strip().removeprefix("$ ")
+            for kind, block in re.findall(fenced, text, re.S)
+            if kind in ("", "bash", "sh", "shell")
+            for line in block.splitlines()
+        ]
+        for command in [*inline, *blocks]:
+            command = command.split("  #")[0].split(" # ")[0].strip()
+            for part in command.split(" && "):
+                if re.fullmatch(pattern, part) and part not in found:
+                    found.append(part)
+    return found
+
+
+RUNS = documented(r"sparkstorm run examples/\S+\.py")
+BENCHMARKS = documented(r"python -m benchmarks(\.\w+)?( .*)?")
+
+
+def test_the_docs_give_the_commands_these_tests_run():
+    assert "sparkstorm run examples/word_count.py" in RUNS  # README's first command
+    assert "sparkstorm run examples/arrow_word_count.py" in RUNS
+    assert len(BENCHMARKS) >= 10, BENCHMARKS
+
+
+@pytest.mark.parametrize("command", [c for c in RUNS if "kafka" not in c])
+def test_a_documented_run_runs_as_written(command):
+    done = as_a_user(*shlex.split(command), timeout=240)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "finished after" in done.stdout, done.stdout[-2000:]
+
+
+def test_the_getting_started_file_runs_as_the_page_says(tmp_path):
+    page = (ROOT / "docs" / "getting-started.md").read_text()
+    code = re.search(r"```python\n(.*?)```", page, re.S).group(1)
+    (tmp_path / "squares.py").write_text(code)
+    assert "sparkstorm run squares.py --until-idle" in documented(r"sparkstorm run squares\.py.*")
+    done = as_a_user("sparkstorm", "run", "squares.py", "--until-idle", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert re.search(r"numbers\s+100\s+100\s+0\s+100\s+0", done.stdout), done.stdout[-2000:]
+
+
+PARSED_ONLY = """
+import argparse, runpy, sys
+
+parse = argparse.ArgumentParser.parse_args
+
+def parsed(self, args=None, namespace=None):
+    parse(self, args, namespace)  # exits 2, saying why, on a flag it does not take
+    print("parsed")
+    sys.exit(0)
+
+argparse.ArgumentParser.parse_args = parsed
+module, sys.argv = sys.argv[1], [sys.argv[1], *sys.argv[2:]]
+runpy.run_module(module, run_name="__main__", alter_sys=True)
+"""
+
+
+@pytest.mark.parametrize("command", BENCHMARKS)
+def test_a_documented_benchmark_takes_its_flags(command):
+    words = shlex.split(command.replace("[--engine E]", "--engine local"))
+    done = as_a_user(sys.executable, "-c", PARSED_ONLY, *words[2:], timeout=60)
+    assert done.stdout.strip().endswith("parsed"), done.stderr[-2000:]
+
+
+def test_the_kafka_publisher_without_a_broker_says_so_in_one_line():
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = "python examples/kafka_word_count.py --publish 1000"
+    assert command in documented(r"python examples/kafka_word_count\.py.*")
+    done = as_a_user(*shlex.split(command), "--servers", f"127.0.0.1:{port}", timeout=60)
+    said = (done.stdout + done.stderr).strip().splitlines()
+    assert done.returncode != 0
+    assert len(said) <= 2, said
+    assert f"no Kafka broker answers at 127.0.0.1:{port}" in said[-1]
