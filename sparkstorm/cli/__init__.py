@@ -39,4 +39,19 @@ def main(argv: list[str] | None = None) -> int:
         return call_drpc(args)
     if args.command != "run":
         return control(args)
+    _sigterm_interrupts()
     return run_command(args)
+
+
+def _sigterm_interrupts() -> None:
+    """SIGTERM before the run takes its signals (loading, Spark's start-up) acts as Ctrl-C.
+
+    Without it, a SIGTERM then killed the process at once (143, nothing said), leaving
+    Spark's JVM to notice later; now the start-up stops, says so, and exits 130.
+    """
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)

@@ -208,6 +208,14 @@ def _run(
     mode = spark_mode(args, conf)
     if args.quiet:
         return run(topology, conf, args.engine, **options)
+    if not console.is_terminal:  # a file or a pipe: a line every so often, not a live table
+
+        def line(runtime: Any) -> None:
+            console.print(progress_line(runtime, options["name"], mode), soft_wrap=True)
+
+        return run(
+            topology, conf, args.engine, on_progress=line, progress_secs=LINE_SECS, **options
+        )
     with Live(console=console, refresh_per_second=2, transient=True) as live:
 
         def progress(runtime: Any) -> None:
@@ -223,6 +231,29 @@ def _run(
         return run(
             topology, conf, args.engine, on_progress=progress, progress_secs=REFRESH_SECS, **options
         )
+
+
+LINE_SECS = 10.0
+"""How often a run whose output is not a terminal prints a progress line."""
+
+
+def progress_line(runtime: Any, name: str, mode: str | None) -> str:
+    """One line of how the run stands: time, spouts' messages, in flight, steps."""
+    stats = runtime.stats()
+    spouts = [stats.get(s.component_id, {}) for s in runtime.plan.topology.spouts]
+    emitted, acked, failed = (sum(row.get(k, 0) for row in spouts) for k in FIGURES)
+    line = (
+        f"{name}: t={runtime.now():.0f}s  spouts emitted {emitted:,} acked {acked:,} "
+        f"failed {failed:,}  in flight {runtime.in_flight:,}  "
+        f"{_steps(mode)} {runtime.supersteps_run:,}"
+    )
+    if runtime.draining_until is not None:
+        left = max(0.0, runtime.draining_until - time.monotonic())
+        line += f"  stopping: {runtime.pending_count():,} pending, {left:.0f}s left"
+    return line
+
+
+FIGURES = ("emitted", "acked", "failed")
 
 
 def spark_mode(args: argparse.Namespace, conf: dict[str, Any]) -> str | None:

@@ -24,10 +24,13 @@ BROKERS = {"kafka_word_count.py", "kafka_arrow_word_count.py", "rabbitmq_word_co
 
 
 def as_a_user(
-    *command: str, timeout: float = 120, cwd: Path = ROOT
+    *command: str, timeout: float = 120, cwd: Path = ROOT, path: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``command`` run as a new user's shell runs it: no ``PYTHONPATH``, in ``cwd``."""
+    """``command`` run as a new user's shell runs it: no ``PYTHONPATH`` (or ``path``), in
+    ``cwd``."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if path is not None:
+        env["PYTHONPATH"] = path
     return subprocess.run(
         command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
     )

@@ -107,3 +107,51 @@ def test_the_kafka_publisher_without_a_broker_says_so_in_one_line():
     assert done.returncode != 0
     assert len(said) <= 2, said
     assert f"no Kafka broker answers at 127.0.0.1:{port}" in said[-1]
+
+
+def test_sigterm_during_sparks_start_up_exits_130_saying_so(tmp_path):
+    """As ``--help`` says: 130 for Ctrl-C or SIGTERM, start-up included (it was 143)."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["SPARKSTORM_RUN_DIR"] = str(tmp_path)
+    process = subprocess.Popen(
+        ["sparkstorm", "run", "examples/word_count.py", "--no-ui"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    time.sleep(3.0)  # imports done, Spark starting (it takes 5-10 s)
+    process.send_signal(signal.SIGTERM)
+    out, _ = process.communicate(timeout=60)
+    assert process.returncode == 130, out[-2000:]
+    assert "sparkstorm: interrupted" in out, out[-2000:]
+    assert "finished after" not in out  # it was stopped during its start-up
+
+
+def test_a_run_whose_output_is_a_pipe_says_how_it_stands_every_ten_seconds(tmp_path):
+    """Not a terminal: no live table, but a progress line every 10 s (before, nothing
+    between the start lines and the final table)."""
+    done = as_a_user(
+        "sparkstorm",
+        "run",
+        "tests.cli_topologies:steady",
+        "--engine",
+        "local",
+        "-t",
+        "21",
+        "--no-ui",
+        cwd=ROOT,
+        timeout=120,
+        path=str(ROOT),
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    lines = re.findall(r"^cli_topologies: t=(\d+)s  spouts emitted ([\d,]+) acked", done.stdout, re.M)
+    assert len(lines) >= 2, done.stdout[-2000:]
+    assert int(lines[-1][1].replace(",", "")) > int(lines[0][1].replace(",", "")) > 0
