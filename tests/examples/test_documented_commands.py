@@ -152,6 +152,7 @@ def test_a_run_whose_output_is_a_pipe_says_how_it_stands_every_ten_seconds(tmp_p
         path=str(ROOT),
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    lines = re.findall(r"^cli_topologies: t=(\d+)s  spouts emitted ([\d,]+) acked", done.stdout, re.M)
+    shape = r"^cli_topologies: t=(\d+)s  spouts emitted ([\d,]+) acked"
+    lines = re.findall(shape, done.stdout, re.M)
     assert len(lines) >= 2, done.stdout[-2000:]
     assert int(lines[-1][1].replace(",", "")) > int(lines[0][1].replace(",", "")) > 0
