@@ -23,6 +23,7 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from prometheus_client.exposition import choose_encoder
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
@@ -61,6 +62,7 @@ from sparkstorm.control.api_views import (
     topology_stats,
 )
 from sparkstorm.control.history import WINDOWS
+from sparkstorm.control.prometheus import registry_of
 from sparkstorm.errors import DRPCExecutionError
 from sparkstorm.tasks.log_levels import LEVELS
 from sparkstorm.tasks.stacks import thread_stacks
@@ -90,6 +92,27 @@ class _Handlers:
 
     def __init__(self, control: Control) -> None:
         self.control = control
+        self.registry = registry_of(control)
+
+    async def metrics(self, request: Request) -> Response:
+        """Prometheus' scrape: every figure of the run, in the format its Accept asks."""
+        encode, content_type = choose_encoder(request.headers.get("accept", ""))
+        return Response(encode(self.registry), headers={"Content-Type": content_type})
+
+    async def health(self, request: Request) -> JSONResponse:
+        """For a supervisor: 200 while the run goes on and its driver publishes, else 503."""
+        snap = self.control.snapshot
+        age = time.time() - snap.taken
+        healthy = snap.status in RUNNING and age < HEALTH_STALE_SECS
+        body = {
+            "name": self.control.name,
+            "status": snap.status,
+            "healthy": healthy,
+            "snapshotAgeSecs": round(age, 1),
+        }
+        if snap.ended:
+            body["ended"] = snap.ended
+        return JSONResponse(body, status_code=200 if healthy else 503)
 
     def known(self, request: Request) -> JSONResponse | None:
         name = request.path_params["name"]
@@ -474,6 +497,12 @@ class _Handlers:
         return FileResponse(STATIC / "topology.html")
 
 
+RUNNING = ("STARTING", "ACTIVE", "INACTIVE", "REBALANCING")
+"""The statuses of a run that goes on: /health answers 200 (KILLED or HALTED: 503)."""
+HEALTH_STALE_SECS = 10.0
+"""A driver that published nothing for this long (it does every 0.5 s) is not healthy."""
+
+
 def build_app(control: Control) -> Starlette:
     """The Starlette application serving ``control``: the API and the page."""
     h = _Handlers(control)
@@ -481,6 +510,8 @@ def build_app(control: Control) -> Starlette:
     return Starlette(
         routes=[
             Route(f"{base}/summary", h.summary),
+            Route("/metrics", h.metrics),
+            Route("/health", h.health),
             Route(base + "/{name}", h.topology),
             Route(base + "/{name}/component/{component}", h.component),
             Route(base + "/{name}/timeseries", h.timeseries),
