@@ -464,3 +464,19 @@ def test_trident_state_read_with_nothing_running_says_what_can_be_known():
     assert "its progress is kept in a run's memory, which is gone once the run ends" in (
         done.stdout
     )
+
+
+def test_rebalance_takes_storms_executors_option():
+    """``sparkstorm rebalance NAME -n 2 -e split=1 -e count=2``: Storm's body, checked."""
+    import argparse
+
+    from sparkstorm.cli.exits import UsageError
+    from sparkstorm.cli.options import build_parser
+    from sparkstorm.cli.verbs import _rebalance_options
+
+    args = build_parser().parse_args(
+        ["rebalance", "wc", "-n", "2", "-e", "split=1", "-e", "count=2"]
+    )
+    assert _rebalance_options(args) == {"numWorkers": 2, "executors": {"split": 1, "count": 2}}
+    with pytest.raises(UsageError, match="-e split: give COMPONENT=N"):
+        _rebalance_options(argparse.Namespace(workers=None, executors=["split"]))

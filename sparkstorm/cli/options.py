@@ -267,6 +267,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="how many workers (one task slot each); default: as many as now",
     )
     rebalance.add_argument(
+        "--executors",
+        "-e",
+        action="append",
+        default=None,
+        metavar="COMPONENT=N",
+        help="Storm's -e: keep COMPONENT's tasks in N workers, its executors (a worker runs "
+        "its tasks in one loop, as an executor in one thread); repeat for several",
+    )
+    rebalance.add_argument(
         "--wait",
         "-w",
         type=_wait_seconds,

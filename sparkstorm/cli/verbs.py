@@ -51,10 +51,10 @@ def control(args: argparse.Namespace) -> int:
         body = None
         if args.command in ("kill", "rebalance"):
             path += f"/{args.wait:g}"
-        if args.command == "rebalance" and args.workers is not None:
-            body = {"rebalanceOptions": {"numWorkers": args.workers}}
+        if args.command == "rebalance":
+            body = {"rebalanceOptions": _rebalance_options(args)}
         _call(entry, "POST", path, body)
-    except registry.NotRunning as exc:
+    except (registry.NotRunning, UsageError) as exc:
         print(f"sparkstorm: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except Refused as exc:
@@ -70,10 +70,25 @@ def control(args: argparse.Namespace) -> int:
         print(f"{args.name}: stopping (draining for up to {args.wait:g}s)")
     elif args.command == "rebalance":
         over = f"{args.workers} workers" if args.workers else "as many workers"
-        print(f"{args.name}: rebalancing over {over} (draining for up to {args.wait:g}s)")
+        kept = "".join(f", {e.replace('=', ' in ')} of them" for e in args.executors or [])
+        print(f"{args.name}: rebalancing over {over}{kept} (draining for up to {args.wait:g}s)")
     else:
         print(f"{args.name}: {args.command}d")
     return EXIT_OK
+
+
+def _rebalance_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Storm's ``rebalanceOptions``: ``numWorkers`` and ``executors`` as asked."""
+    options: dict[str, Any] = {}
+    if args.workers is not None:
+        options["numWorkers"] = args.workers
+    for given in args.executors or []:
+        component, equals, count = given.partition("=")
+        if not equals or not count.strip().isdigit():
+            msg = f"-e {given}: give COMPONENT=N, N a whole number (Storm's -e split=2)"
+            raise UsageError(msg)
+        options.setdefault("executors", {})[component.strip()] = int(count)
+    return options
 
 
 def call_drpc(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ import json
 import os
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 
 from prometheus_client.exposition import choose_encoder
@@ -244,7 +245,12 @@ class _Handlers:
                 workers = await self.workers_asked(request)
                 if isinstance(workers, JSONResponse):
                     return workers
-                command = Command(action, command.wait, workers)
+                executors = await self.executors_asked(request, workers)
+                if isinstance(executors, JSONResponse):
+                    return executors
+                command = Command(action, command.wait, workers, executors=executors)
+                self.control.rebalancing += 1  # said at once: list shows it from now
+                self.control.snapshot = replace(self.control.snapshot, status="REBALANCING")
             self.control.commands.put(command)
             return JSONResponse(
                 {"topologyOperation": action, "topologyId": self.control.name, "status": "success"}
@@ -279,6 +285,39 @@ class _Handlers:
                 f"so ask for 1 to {slots} (one slot per worker)",
             )
         return workers
+
+    async def executors_asked(
+        self, request: Request, workers: int | None
+    ) -> dict[str, int] | JSONResponse | None:
+        """A rebalance's ``rebalanceOptions.executors`` (Storm's ``{"split": 2}``), checked.
+
+        Each component's executors are the workers its tasks are kept in: 1 to its task
+        count, and no more than the workers the rebalance places the tasks over.
+        """
+        options = json.loads(await request.body() or b"{}").get("rebalanceOptions", {})
+        asked = options.get("executors")
+        if asked is None:
+            return None
+        stats = self.control.snapshot.stats
+        total = workers or len(self.control.snapshot.workers) or 1
+        if not isinstance(asked, dict):
+            return _error(400, 'rebalance: executors must be {"component": N, ...}')
+        executors = {}
+        for component, raw in asked.items():
+            if component not in stats or component.startswith("__"):
+                names = ", ".join(sorted(c for c in stats if not c.startswith("__")))
+                return _error(400, f"rebalance: no component {component!r} ({names})")
+            tasks = stats[component].get("tasks", 1)
+            count = _number(str(raw))
+            if count != int(count) or not 1 <= count <= min(tasks, total):
+                return _error(
+                    400,
+                    f"rebalance: {component}={raw}: its executors are the workers its "
+                    f"{tasks} tasks are kept in, so give 1 to {min(tasks, total)} (its tasks "
+                    f"and the {total} workers bound it)",
+                )
+            executors[component] = int(count)
+        return executors
 
     async def debug(self, request: Request) -> JSONResponse:
         """Storm UI's Debug: sample a percentage of the components' calls, or stop.

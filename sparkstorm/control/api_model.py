@@ -41,6 +41,8 @@ class Command(NamedTuple):
     """Debug: the sampling percentage (0: off)."""
     level: str | None = None
     """Log level: the level to set ``component`` (here a logger's name) to, for ``wait``."""
+    executors: dict[str, int] | None = None
+    """Rebalance: components to keep in that many workers (Storm's ``-e component=N``)."""
 
 
 @dataclass
@@ -105,6 +107,8 @@ class Control:
     started: float = field(default_factory=time.time)
     snapshot: Snapshot = field(default_factory=Snapshot)
     commands: queue.Queue[Command] = field(default_factory=queue.Queue)
+    rebalancing: int = 0
+    """Rebalances the API accepted that the driver has not finished: REBALANCING."""
     kill_wait: float | None = None
     """Set when a kill arrived: the longest the drain may then last."""
     graph: dict[str, Any] = field(default_factory=dict)

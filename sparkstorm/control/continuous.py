@@ -318,9 +318,15 @@ class ContinuousRuntime:
         if self.active:
             self.engine.activate()
 
-    def rebalance(self, workers: int | None = None, wait_secs: float = DRAIN_SECS) -> None:
-        """Storm's rebalance: place the tasks over ``workers`` workers (default: as many).
+    def rebalance(
+        self,
+        workers: int | None = None,
+        wait_secs: float = DRAIN_SECS,
+        executors: dict[str, int] | None = None,
+    ) -> None:
+        """Storm's rebalance: the tasks placed over ``workers`` workers (default: as many).
 
+        Each component of ``executors`` is kept in that many of them (``-e split=2``).
         The spouts are deactivated and what is in flight drains for up to ``wait_secs``;
         the workers then shut down as at a stop (what is still pending fails back to its
         spout with reason ``shutdown``, so every message has one outcome and its source
@@ -352,7 +358,7 @@ class ContinuousRuntime:
         self._retire_workers()
         self.active = was_active
         try:
-            self.engine.relaunch(workers, self.checkpoints.replays)
+            self.engine.relaunch(workers, self.checkpoints.replays, executors)
         except WorkersLost as exc:
             self._lost(exc)
             return

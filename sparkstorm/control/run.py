@@ -491,7 +491,8 @@ def _publish(
         stats=stats,
         errors=list(runtime.errors),
         tasks=runtime.task_stats(),
-        status=status or ("ACTIVE" if runtime.active else "INACTIVE"),
+        status=status
+        or ("REBALANCING" if control.rebalancing else "ACTIVE" if runtime.active else "INACTIVE"),
         ended=ended,
         final=final,
         supersteps=runtime.supersteps_run,
@@ -540,7 +541,7 @@ def _obey(server: ControlServer, runtime: Runtime, stop: _Stop) -> None:
     if server.driver_profile is not None and (text := server.driver_profile.done()) is not None:
         server.driver_profile, server.profiles["driver"] = None, (time.time(), text)
     while not commands.empty():
-        action, wait, workers, component, percent, level = commands.get_nowait()
+        action, wait, workers, component, percent, level, executors = commands.get_nowait()
         if action == ACTIVATE:
             runtime.activate()
         elif action == DEACTIVATE:
@@ -561,12 +562,15 @@ def _obey(server: ControlServer, runtime: Runtime, stop: _Stop) -> None:
             runtime.ask_profile(workers, wait or 1.0)
         elif action == STACKS and isinstance(runtime, ContinuousRuntime) and workers is not None:
             runtime.ask_stacks(workers)
-        elif action == REBALANCE and isinstance(runtime, ContinuousRuntime):
-            _publish(server, runtime, "REBALANCING")
+        elif action == REBALANCE:
             try:
-                runtime.rebalance(workers, DRAIN_SECS if wait is None else wait)
+                if isinstance(runtime, ContinuousRuntime):
+                    _publish(server, runtime, "REBALANCING")
+                    runtime.rebalance(workers, DRAIN_SECS if wait is None else wait, executors)
             except ValueError as exc:  # the cluster's slots changed since the API checked
                 log.warning("%s", exc)
+            finally:
+                server.control.rebalancing -= 1
         _publish(server, runtime, *(_ending(runtime, stop.why) if stop.is_set() else ()))
 
 

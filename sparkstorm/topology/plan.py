@@ -36,6 +36,8 @@ class Plan:
         self.conf = conf
         self.components: dict[str, ComponentSpec] = topology.components
         self.num_ackers: int = conf[TOPOLOGY_ACKER_EXECUTORS]
+        self.executors: dict[str, int] = {}
+        """Continuous mode: components kept in that many workers (``rebalance -e``)."""
         hook_classes(conf)  # a hook that does not load is an error at submit, not in a task
         cap = conf.get(TOPOLOGY_MAX_TASK_PARALLELISM) or math.inf  # Storm's, for tests
         counts = {cid: int(min(spec.num_tasks, cap)) for cid, spec in topology.components.items()}

@@ -33,6 +33,9 @@ def test_a_rebalance_to_one_worker_and_back_loses_nothing_and_counts_exactly(
     workers_seen: list[int] = []
     answers: list[httpx.Response] = []
     left_when_asked: list[int] = []
+    statuses: list[str] = []
+    split_on: set[int] = set()
+    count_on: set[int] = set()
 
     def operate(runtime) -> None:  # an operator, between the driver loop's steps
         workers_seen.append(runtime.engine.workers)
@@ -45,8 +48,20 @@ def test_a_rebalance_to_one_worker_and_back_loses_nothing_and_counts_exactly(
             answers.append(httpx.post(url, json={"rebalanceOptions": {"numWorkers": 1}}))
             left_when_asked.append(left)
         elif len(answers) == 1 and runtime.engine.workers == 1:
-            answers.append(httpx.post(url, json={"rebalanceOptions": {"numWorkers": 2}}))
+            bad = {"numWorkers": 2, "executors": {"split": 3}}  # split has 2 tasks
+            refused = httpx.post(url, json={"rebalanceOptions": bad})
+            assert refused.status_code == 400, refused.text
+            assert "split=3: its executors are the workers its 2 tasks" in refused.text
+            # back over 2 workers, Storm's -e: split's two tasks kept in one of them
+            options = {"numWorkers": 2, "executors": {"split": 1}}
+            answers.append(httpx.post(url, json={"rebalanceOptions": options}))
             left_when_asked.append(left)
+            summary = httpx.get(f"{runtime.api_url}/api/v1/topology/{name}").json()
+            statuses.append(summary["status"])  # what sparkstorm list shows, at once
+        elif len(answers) == 2 and runtime.engine.workers == 2 and not split_on:
+            plan = runtime.plan
+            split_on.update(plan.worker_of[t] for t in plan.component_tasks("split"))
+            count_on.update(plan.worker_of[t] for t in plan.component_tasks("count"))
 
     result = run(
         topology,
@@ -62,6 +77,8 @@ def test_a_rebalance_to_one_worker_and_back_loses_nothing_and_counts_exactly(
     changes = [w for i, w in enumerate(workers_seen) if i == 0 or w != workers_seen[i - 1]]
     assert changes == [2, 1, 2], workers_seen
     assert all(left > 0 for left in left_when_asked), left_when_asked  # both mid-stream
+    assert statuses == ["REBALANCING"]
+    assert len(split_on) == 1 and len(count_on) == 2, (split_on, count_on)
     assert queue_and_table.remaining() == 0
     exact = expected_counts(items)
     assert committed_counts(env, name) == exact

@@ -239,11 +239,14 @@ def test_kafka_to_kafka_exactly_once_through_two_driver_sigkills(
     progress = KafkaProgress(kafka.bootstrap, name, {})  # where default settings keep it
     for kill in (1, 2):
         run = RunProcess(TARGET, engine, tmp_path, "--name", name, env=env)
+        # this run's commits, counted from its start: not what the last one left in flight
+        run.until(
+            lambda run=run: "Trident progress: kafka at " in run.output(), "the start lines", 180
+        )
         committed = fresh(progress).committed_txid()
         run.until(lambda c=committed: fresh(progress).committed_txid() > c + 2, "new commits", 180)
         time.sleep(rng.uniform(0, 0.3))  # somewhere in the batch cycle
         run.kill()
-        assert "Trident progress: kafka at " in run.output()
         written = len(committed_lines(kafka.bootstrap, sink))
         print(f"kill {kill}: {written} of {2 * records} written")
         assert written < 2 * records, "the kill came after the end of the topic"

@@ -108,11 +108,25 @@ class Launcher(SparkFacts, Protocol):
         """The task slots the cluster has now (one per worker at most); None: no limit."""
 
 
-def place(plan: Plan, workers: int) -> None:
-    """Deal every task, spouts included, round-robin by task id over ``workers``."""
+def place(plan: Plan, workers: int, executors: dict[str, int] | None = None) -> None:
+    """Deal every task, spouts included, round-robin by task id over ``workers``.
+
+    ``executors`` (Storm's ``rebalance -e component=N``) keeps a component's tasks in N
+    workers, its executors: a worker runs the tasks it holds in one loop, as a Storm
+    executor runs its tasks in one thread. It is kept on the plan for later placements
+    (a restart after a lost worker).
+    """
+    if executors is not None:
+        plan.executors = dict(executors)
     tasks = sorted(plan.spout_tasks + plan.bolt_tasks + plan.acker_tasks)
     plan.workers = max(1, min(workers, len(tasks)))
     plan.worker_of = {t: i % plan.workers for i, t in enumerate(tasks)}
+    first = 0
+    for component, count in sorted(plan.executors.items()):
+        within = max(1, min(count, plan.workers))
+        for k, task in enumerate(plan.component_tasks(component)):
+            plan.worker_of[task] = (first + k % within) % plan.workers
+        first += within
 
 
 def run_worker(setup: WorkerSetup, index: int, host: str, log_ring: LogRing | None = None) -> None:
@@ -272,7 +286,9 @@ class ContinuousEngine:
         """How many times the workers were started before the current start."""
         return self._setup.attempt
 
-    def relaunch(self, workers: int, replays: Sources | None = None) -> None:
+    def relaunch(
+        self, workers: int, replays: Sources | None = None, executors: dict[str, int] | None = None
+    ) -> None:
         """Start the workers again as ``workers`` workers, the tasks placed over them anew.
 
         After the stage was lost (a worker died), or a graceful :meth:`shut_down` (a
@@ -281,7 +297,7 @@ class ContinuousEngine:
         Storm worker dies, and sources redeliver what was never acked.
         """
         self._stop_survivors()
-        place(self._plan, workers)
+        place(self._plan, workers, executors)
         self.workers = self._plan.workers
         self._setup = replace(
             self._setup,
