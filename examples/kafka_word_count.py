@@ -99,7 +99,7 @@ def publish(servers: str, topic: str, sentences: list[str]) -> None:
     # the client's own log goes through sparkstorm's: one line when the broker is down
     producer = Producer(with_client_log({"bootstrap.servers": servers}))
     try:
-        producer.list_topics(timeout=10)
+        producer.list_topics(timeout=5)
     except KafkaException:
         sys.exit(
             f"no Kafka broker answers at {servers}: start one (noida-db start --only kafka "

@@ -147,7 +147,8 @@ class _Handlers:
         return given, WINDOWS[given]
 
     async def summary(self, request: Request) -> JSONResponse:
-        self.control.last_read = time.monotonic()
+        if "sec-fetch-mode" in request.headers:  # a browser's fetch: a page is watching
+            self.control.last_read = time.monotonic()
         return JSONResponse({"topologies": [summary_json(self.control)]})
 
     async def topology(self, request: Request) -> JSONResponse:

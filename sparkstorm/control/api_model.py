@@ -120,7 +120,8 @@ class Control:
     drpc_timeout: float = 60.0
     """How long a DRPC call through the API waits for its answer."""
     last_read: float = 0.0
-    """When (monotonic) a client last read the summary: a page that polls it is watching."""
+    """When (monotonic) a browser last read the summary: a page that polls it is watching
+    (its fetches carry ``Sec-Fetch-Mode``; scripts and the CLI do not wait the run's end)."""
     last_figures_read: float = 0.0
     """When (monotonic) a client last read the topology's or a component's figures."""
     history: History = field(init=False)
