@@ -219,13 +219,7 @@ def _run(
     with Live(console=console, refresh_per_second=2, transient=True) as live:
 
         def progress(runtime: Any) -> None:
-            title = (
-                f"{options['name']}  t={runtime.now():.0f}s  in flight "
-                f"{runtime.in_flight:,}  {_steps(mode)} {runtime.supersteps_run:,}"
-            )
-            if runtime.draining_until is not None:  # the graceful stop: a countdown
-                left = max(0.0, runtime.draining_until - time.monotonic())
-                title += f"  stopping: {runtime.pending_count():,} pending, {left:.0f}s left"
+            title = f"{options['name']}  t={runtime.now():.0f}s  {_standing(runtime, mode)}"
             live.update(stats_table(runtime.stats(), title, console.width))
 
         return run(
@@ -241,19 +235,22 @@ def progress_line(runtime: Any, name: str, mode: str | None) -> str:
     """One line of how the run stands: time, spouts' messages, in flight, steps."""
     stats = runtime.stats()
     spouts = [stats.get(s.component_id, {}) for s in runtime.plan.topology.spouts]
-    emitted, acked, failed = (sum(row.get(k, 0) for row in spouts) for k in FIGURES)
-    line = (
-        f"{name}: t={runtime.now():.0f}s  spouts emitted {emitted:,} acked {acked:,} "
-        f"failed {failed:,}  in flight {runtime.in_flight:,}  "
-        f"{_steps(mode)} {runtime.supersteps_run:,}"
+    emitted, acked, failed = (
+        sum(row.get(k, 0) for row in spouts) for k in ("emitted", "acked", "failed")
     )
+    return (
+        f"{name}: t={runtime.now():.0f}s  spouts emitted {emitted:,} acked {acked:,} "
+        f"failed {failed:,}  {_standing(runtime, mode)}"
+    )
+
+
+def _standing(runtime: Any, mode: str | None) -> str:
+    """In flight, steps, and the graceful stop's countdown: how both displays end."""
+    said = f"in flight {runtime.in_flight:,}  {_steps(mode)} {runtime.supersteps_run:,}"
     if runtime.draining_until is not None:
         left = max(0.0, runtime.draining_until - time.monotonic())
-        line += f"  stopping: {runtime.pending_count():,} pending, {left:.0f}s left"
-    return line
-
-
-FIGURES = ("emitted", "acked", "failed")
+        said += f"  stopping: {runtime.pending_count():,} pending, {left:.0f}s left"
+    return said
 
 
 def spark_mode(args: argparse.Namespace, conf: dict[str, Any]) -> str | None:

@@ -23,6 +23,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from prometheus_client.exposition import choose_encoder
 from starlette.applications import Starlette
@@ -243,13 +244,10 @@ class _Handlers:
                     return _error(400, f"{action}/{raw}: the wait must be seconds >= 0")
                 command = Command(action, wait)
             if action == REBALANCE:
-                workers = await self.workers_asked(request)
-                if isinstance(workers, JSONResponse):
-                    return workers
-                executors = await self.executors_asked(request, workers)
-                if isinstance(executors, JSONResponse):
-                    return executors
-                command = Command(action, command.wait, workers, executors=executors)
+                asked = await self.rebalance_asked(request)
+                if isinstance(asked, JSONResponse):
+                    return asked
+                command = Command(action, command.wait, asked[0], executors=asked[1])
                 self.control.rebalancing += 1  # said at once: list shows it from now
                 self.control.snapshot = replace(self.control.snapshot, status="REBALANCING")
             self.control.commands.put(command)
@@ -259,8 +257,13 @@ class _Handlers:
 
         return handle
 
-    async def workers_asked(self, request: Request) -> int | JSONResponse | None:
-        """A rebalance's ``rebalanceOptions.numWorkers`` (Storm's body), checked."""
+    async def rebalance_asked(
+        self, request: Request
+    ) -> tuple[int | None, dict[str, int] | None] | JSONResponse:
+        """A rebalance's ``rebalanceOptions`` (Storm's body), read once and checked.
+
+        ``numWorkers`` and ``executors`` (None where not given), or the error to answer.
+        """
         slots = self.control.snapshot.slots
         if slots is None:
             return _error(
@@ -277,26 +280,27 @@ class _Handlers:
             return _error(
                 400, 'rebalance: the body must be {"rebalanceOptions": {"numWorkers": N}}'
             )
-        if workers is None:
-            return None
-        if not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= slots:
+        if workers is not None and (
+            not isinstance(workers, int) or isinstance(workers, bool) or not 1 <= workers <= slots
+        ):
             return _error(
                 400,
                 f"rebalance: numWorkers is {workers!r}; the cluster has {slots} task slots, "
                 f"so ask for 1 to {slots} (one slot per worker)",
             )
-        return workers
+        executors = self.executors_asked(options.get("executors"), workers)
+        if isinstance(executors, JSONResponse):
+            return executors
+        return workers, executors
 
-    async def executors_asked(
-        self, request: Request, workers: int | None
+    def executors_asked(
+        self, asked: Any, workers: int | None
     ) -> dict[str, int] | JSONResponse | None:
-        """A rebalance's ``rebalanceOptions.executors`` (Storm's ``{"split": 2}``), checked.
+        """A rebalance's ``executors`` (Storm's ``{"split": 2}``), checked.
 
         Each component's executors are the workers its tasks are kept in: 1 to its task
         count, and no more than the workers the rebalance places the tasks over.
         """
-        options = json.loads(await request.body() or b"{}").get("rebalanceOptions", {})
-        asked = options.get("executors")
         if asked is None:
             return None
         stats = self.control.snapshot.stats

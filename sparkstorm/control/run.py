@@ -345,7 +345,8 @@ def _drain(
     """
     if server is not None:
         _publish(server, runtime, *_ending(runtime, why))
-        progress = _publishing(server, runtime, why, progress)
+        publish = _throttled(lambda r: _publish(server, r, *_ending(r, why)), runtime, PUBLISH_SECS)
+        progress = _both(progress, publish)
     try:
         runtime.kill(sys.maxsize, drain, wait_pending=True, progress=progress)
     except KeyboardInterrupt:  # a second signal during the drain: stop now, say what is left
@@ -354,20 +355,15 @@ def _drain(
         _close(server, runtime, why)
 
 
-def _publishing(
-    server: ControlServer, runtime: Runtime, why: str, progress: Callable[[], None] | None
-) -> Callable[[], None]:
-    """``progress``, and a fresh snapshot for the API every ``PUBLISH_SECS`` of the drain."""
-    due = [time.monotonic() + PUBLISH_SECS]
+def _both(*calls: Callable[[], None] | None) -> Callable[[], None]:
+    """One call that makes each of ``calls`` given (between drain steps)."""
 
-    def publishing() -> None:
-        if progress is not None:
-            progress()
-        if time.monotonic() >= due[0]:
-            due[0] = time.monotonic() + PUBLISH_SECS
-            _publish(server, runtime, *_ending(runtime, why))
+    def both() -> None:
+        for call in calls:
+            if call is not None:
+                call()
 
-    return publishing
+    return both
 
 
 def _drpc_server(

@@ -236,12 +236,12 @@ function drawGraph(graph, rows, rates) {
   if (downward) {
     width = PAD * 2 + Math.min(perRow, Math.max(...across.map((m) => m.length))) * (W + DOWN_GAPX) - DOWN_GAPX;
     let y = PAD;
-    let row = [];
+    const rows = [];
     const rowGap = (members) => Math.max(DOWN_GAPY, ...members.map((c) => 10 + 14 * (into[c.id] || []).length));
     for (const members of across) {
-      for (let i = 0; i < members.length; i += perRow) row.push(members.slice(i, i + perRow));
+      for (let i = 0; i < members.length; i += perRow) rows.push(members.slice(i, i + perRow));
     }
-    row.forEach((members, r) => {
+    rows.forEach((members, r) => {
       if (r) y += rowGap(members);
       members.forEach((c, i) => { place[c.id] = { x: PAD + i * (W + DOWN_GAPX), y }; });
       y += H;
@@ -375,7 +375,6 @@ function showTopology(topology) {
   stackTargets(topology.mode === "continuous" ? workers : []);
   slots = topology.slots;
   document.getElementById("rebalance").hidden = slots === null || slots === undefined;
-  setControls(false);
   fill(document.getElementById("workers"), WORKER_COLUMNS,
     workers.map((w) => ({ ...w, pid: String(w.pid), tasks: w.tasks.join(", "), uptime: duration(w.uptimeSeconds) })), false);
   const restarts = topology.restarts || [];
