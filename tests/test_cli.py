@@ -74,7 +74,11 @@ def test_main_command_runs_on_spark_with_its_ui_on_loopback_and_no_superstep_war
     else:
         msg = f"no Spark UI line: {''.join(lines)} {proc.stderr.read()[-2000:]}"
         raise AssertionError(msg)
-    out, err = proc.communicate(timeout=300)
+    # the rest through the same reader: communicate() would read the pipe underneath it,
+    # losing lines the loop's reader had buffered already (the start lines come at once)
+    out = proc.stdout.read()
+    err = proc.stderr.read()
+    proc.wait(300)
     stdout = "".join(lines) + out
     assert proc.returncode == 0, err[-2000:]
     loopback = {"0100007F", "0000000000000000FFFF00000100007F", "00000000000000000000000001000000"}
