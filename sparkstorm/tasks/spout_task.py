@@ -350,13 +350,16 @@ class SpoutTask:
 
         A message whose last outcome is a failure failed for good, so far; one acked
         after failing was replayed, and is counted so (the run's exit code follows the
-        first, not every failure on the way).
+        first, not every failure on the way). A message is known by the spout's
+        ``message_key`` when it gives one: a broker's redelivery has a new msg id.
         """
-        key: Any = msg_id
-        try:
-            hash(key)
-        except TypeError:  # a list, a dict: its text stands for it
-            key = repr(msg_id)
+        key: Any = self.message_key(msg_id)  # a replay may come under another msg id
+        if key is None:
+            key = msg_id
+            try:
+                hash(key)
+            except TypeError:  # a list, a dict: its text stands for it
+                key = repr(msg_id)
         last, kinds = self._failed_last, self.stats.failed_for_good
         before = last.pop(key, None)
         if before is not None:
