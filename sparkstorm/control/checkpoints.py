@@ -101,6 +101,11 @@ class CheckpointStore:
         self._unready_low = 0
 
     @property
+    def pausing(self) -> bool:
+        """Whether the spouts must not be asked for tuples now (a drain)."""
+        return self.phase == DRAINING
+
+    @property
     def enabled(self) -> bool:
         """Whether the topology has stateful bolts."""
         return bool(self.tasks)
@@ -183,11 +188,6 @@ class Checkpoints(CheckpointStore):
         """The superstep whose result a stall verdict waits for (one after any progress)."""
         self.dirty = False
         """Whether a spout emitted or a tick fired since the last checkpoint's prepare."""
-
-    @property
-    def pausing(self) -> bool:
-        """Whether the spouts must not be asked for tuples now (a drain)."""
-        return self.phase == DRAINING
 
     def sending(self, superstep: int, ticks: list[Row], emitted: list[Row]) -> None:
         """Note what the driver sends in ``superstep``: what a checkpoint must see through."""

@@ -380,6 +380,10 @@ class ContinuousRuntime:
         """Keep what a worker reported: statistics, errors, captured tuples, fed outcomes."""
         if report.failure is not None and self._failure is None:
             self._failure = report.failure
+        if self.restarting:  # a survivor of the lost stage, on its way out: its figures
+            for error in report.errors:  # were retired with it, and would stand for the
+                self._keep(error)  # new workers' (an acker's unready trees stalled a drain)
+            return
         for stats in report.stats:
             kept = self.latest_stats.get(stats.task)
             if kept is None or progress(stats) >= progress(kept):  # never an older report's

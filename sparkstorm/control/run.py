@@ -271,8 +271,15 @@ def _loop(
             if time.monotonic() >= next_publish:
                 _publish(server, runtime)
                 next_publish = time.monotonic() + PUBLISH_SECS
-        # a topology deactivated on purpose waits to be activated: it is not finished
-        if until_idle and runtime.active and runtime.idle() and not runtime.pending_count():
+        # a topology deactivated on purpose waits to be activated: it is not finished; nor
+        # is one whose spouts a checkpoint's drain holds back (workers just started again)
+        if (
+            until_idle
+            and runtime.active
+            and not runtime.checkpoints.pausing
+            and runtime.idle()
+            and not runtime.pending_count()
+        ):
             quiet_since = time.monotonic() if quiet_since is None else quiet_since
             if time.monotonic() - quiet_since >= grace:
                 stop.why = f"finished: idle for {grace:g} s, every message had its outcome"

@@ -307,7 +307,9 @@ class LocalCluster:
             for rt in runtimes:
                 rt.step()
             # a running superstep counts here, ticks only or not: its results must be in
-            busy = [rt for rt in runtimes if not rt.idle() or rt.engine.busy]
+            busy = [
+                rt for rt in runtimes if rt.checkpoints.pausing or not rt.idle() or rt.engine.busy
+            ]
             if not busy:
                 return
             if time.monotonic() > deadline:

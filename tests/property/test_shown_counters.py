@@ -104,6 +104,7 @@ def test_no_counter_shown_is_negative_nor_above_what_was_emitted(steps, order):
         latest_stats={},
         reports={},
         _failure=None,
+        restarting=False,
         _before={},
         captured=SimpleNamespace(add=list),
         debugging=SimpleNamespace(note=list),
