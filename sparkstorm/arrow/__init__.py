@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sparkstorm.topology.columnar import ArrowBolt, ArrowSpout
+from sparkstorm.topology.columnar import ArrowBolt, ArrowSpout, StatefulArrowBolt
 
-__all__ = ["ArrowBolt", "ArrowSpout", "KafkaArrowBolt", "KafkaArrowSpout"]
+__all__ = ["ArrowBolt", "ArrowSpout", "KafkaArrowBolt", "KafkaArrowSpout", "StatefulArrowBolt"]
 
 
 def __getattr__(name: str) -> Any:

@@ -9,7 +9,7 @@ what changed, not the state's size (see :mod:`sparkstorm.state.stores`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from sparkstorm.errors import ComponentStateError, StateStoreError
@@ -106,6 +106,34 @@ class KeyValueState:
             else:
                 return self._committed.get(key, default)
         return default if value is DELETED else value
+
+    def get_many(self, keys: Iterable[Any], default: Any = None) -> list[Any]:
+        """The values of ``keys``, in order (``default`` for a key without one).
+
+        A batch's keys in one call (a pyarrow or numpy array, or any iterable): what an
+        :class:`~sparkstorm.arrow.StatefulArrowBolt` reads per record batch.
+
+        .. versionadded:: 0.5.0
+        """
+        keys = _as_list(keys)
+        if self._changes or self._staged:
+            get = self.get
+            return [get(key, default) for key in keys]
+        committed = self._committed.get
+        return [committed(key, default) for key in keys]
+
+    def put_many(self, keys: Iterable[Any], values: Iterable[Any]) -> None:
+        """Set each of ``keys`` to the value at the same place in ``values``.
+
+        .. versionadded:: 0.5.0
+        """
+        keys, values = _as_list(keys), _as_list(values)
+        if len(keys) != len(values):
+            msg = f"put_many got {len(keys)} keys and {len(values)} values: give one value a key"
+            raise ValueError(msg)
+        self._changes.update(zip(keys, values, strict=True))
+        if self.writer:
+            self._writers.update(dict.fromkeys(keys, self.writer))
 
     def delete(self, key: Any) -> Any:
         """Remove ``key``; return the value it had (None if none)."""
@@ -222,3 +250,12 @@ class KeyValueState:
         """Take ``older``'s committed data when it is at this state's txid (no reload)."""
         if self._data is None and older.txid == self.txid and older._where == self._where:
             self._data = older._data
+
+
+def _as_list(values: Iterable[Any]) -> list[Any]:
+    """``values`` as a list of Python objects (an Arrow or numpy array converted)."""
+    if hasattr(values, "to_pylist"):
+        return values.to_pylist()  # type: ignore[no-any-return]
+    if hasattr(values, "tolist"):
+        return values.tolist()  # type: ignore[no-any-return]
+    return list(values)

@@ -2,6 +2,7 @@
 
 Storm's ``StatefulBoltExecutor``. The bolt's acks go to the ackers on ``__ack_hold``:
 they count once the driver's ``commit`` says a checkpoint holds what the inputs changed.
+A stateful Arrow bolt's rows are held and settled the same way, a batch at a time.
 The driver's instructions arrive as tuples on ``__checkpoint``: ``prepare`` stages the
 changes since the last checkpoint, ``commit`` folds them in once every stateful task has
 staged, ``rollback`` drops what was not committed. An input executed but neither acked
@@ -15,14 +16,19 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+
 from sparkstorm._types import FailReason
 from sparkstorm.config import TOPOLOGY_NAME, provider_config, state_provider
+from sparkstorm.reliability.batch_collectors import BatchOutputCollector
 from sparkstorm.reliability.collectors import OutputCollector
 from sparkstorm.state.key_value import KeyValueState, StateValueError
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.windowed import PersistentWindowExecutor
 from sparkstorm.topology.components import Bolt
 from sparkstorm.topology.context import TopologyContext
+from sparkstorm.topology.row_batch import RowBatch
 from sparkstorm.topology.streams import (
     ACKER_HOLD_STREAM_ID,
     CHECKPOINT_STREAM_ID,
@@ -31,21 +37,33 @@ from sparkstorm.topology.streams import (
 from sparkstorm.topology.tuple import Tuple
 
 
-class StatefulOutputCollector(OutputCollector):
-    """A stateful bolt's collector: acks are held; inputs not yet acked are counted."""
+class CheckpointedInputs:
+    """What a stateful task's collector keeps: held acks, inputs not yet settled, blame.
+
+    A mixin of both stateful collectors (tuples, and an Arrow bolt's rows).
+    """
 
     _ack_stream = ACKER_HOLD_STREAM_ID
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self.unacked = 0
-        """Tracked inputs executed since the last rollback and not yet acked or failed."""
+        """Tracked inputs (rows) executed since the last rollback and not yet settled."""
         self.rolled_back_at = 0.0
         """An ack or fail of an input received before this (wall time) is dropped: the
         rollback failed its tree and forgot what the input changed."""
         self.state_failures = 0
         self.culprits: dict[int, FailReason] = {}
         """Trees to fail as their own failure at the next rollback (see ``TaskStats``)."""
+
+    def blame(self, roots: Iterable[int], reason: FailReason) -> None:
+        """Fail ``roots`` with ``reason`` at the rollback their processing calls for."""
+        for root in roots:
+            self.culprits[root] = reason
+
+
+class StatefulOutputCollector(CheckpointedInputs, OutputCollector):
+    """A stateful bolt's collector: acks are held; inputs not yet acked are counted."""
 
     def ack(self, tup: Tuple) -> None:
         """Ack ``tup`` once a checkpoint holds its effect (Storm's stateful bolts do too)."""
@@ -65,10 +83,37 @@ class StatefulOutputCollector(OutputCollector):
             self.blame(tup.anchors_to_ids, reason)
         super().fail_with(tup, reason)
 
-    def blame(self, roots: Iterable[int], reason: FailReason) -> None:
-        """Fail ``roots`` with ``reason`` at the rollback their processing calls for."""
-        for root in roots:
-            self.culprits[root] = reason
+
+class StatefulBatchOutputCollector(CheckpointedInputs, BatchOutputCollector):
+    """A stateful Arrow bolt's collector: its rows' acks are held, as a tuple's are."""
+
+    def _ack(self, source: RowBatch, rows: Any) -> None:
+        if source.received_at < self.rolled_back_at:  # rolled back: its tree failed
+            self._settle(source, rows)
+            return
+        self.unacked -= tracked_rows(source, rows)
+        super()._ack(source, rows)
+
+    def _fail(self, source: RowBatch, rows: Any, reason: FailReason) -> None:
+        if source.received_at < self.rolled_back_at:
+            self._settle(source, rows)
+            return
+        tracked = tracked_rows(source, rows)
+        if tracked:
+            self.unacked -= tracked
+            self.state_failures += 1  # what they changed may be in the state: roll back
+            self.blame(np.unique(source.links.of(rows).roots).tolist(), reason)
+        super()._fail(source, rows, reason)
+
+
+def tracked_rows(source: RowBatch, rows: Any = None) -> int:
+    """How many of ``rows`` (a mask; every row without it) of ``source`` are in a tree."""
+    links = source.links
+    if not len(links):
+        return 0
+    in_tree = np.zeros(source.num_rows, bool)
+    in_tree[links.rows] = True
+    return int(np.count_nonzero(in_tree if rows is None else in_tree & rows))
 
 
 class StatefulBoltExecutor(Bolt):
@@ -91,7 +136,7 @@ class StatefulBoltExecutor(Bolt):
         self, conf: dict[str, Any], context: TopologyContext, collector: OutputCollector
     ) -> None:
         """Prepare the bolt, load its committed state, then ``init_state`` (Storm's order)."""
-        assert isinstance(collector, StatefulOutputCollector)
+        assert isinstance(collector, StatefulOutputCollector | StatefulBatchOutputCollector)
         self.collector = collector
         self.delegate.prepare(conf, context, collector)
         task = f"{context.get_this_component_id()}:{context.get_this_task_id()}"
@@ -118,6 +163,20 @@ class StatefulBoltExecutor(Bolt):
             self.delegate.execute(tup)
         finally:
             state.writer = None
+
+    def execute_batch(self, batch: pa.RecordBatch) -> None:
+        """Execute a stateful Arrow bolt's input batch; its tracked rows await settling."""
+        collector = self.collector
+        assert isinstance(collector, StatefulBatchOutputCollector)
+        source = collector.current
+        assert source is not None and self.state is not None
+        collector.unacked += tracked_rows(source)
+        roots = source.links.roots
+        self.state.writer = dict.fromkeys(np.unique(roots).tolist(), 0) if len(roots) else None
+        try:
+            self.delegate.execute_batch(batch)  # type: ignore[attr-defined]
+        finally:
+            self.state.writer = None
 
     def _checkpoint(self, action: str, txid: int) -> None:
         state, collector = self.state, self.collector

@@ -35,6 +35,7 @@ from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.pickling import dumps
 from sparkstorm.tasks.registered_metrics import RegisteredMetrics
 from sparkstorm.tasks.stateful import (
+    StatefulBatchOutputCollector,
     StatefulBoltExecutor,
     StatefulOutputCollector,
 )
@@ -124,7 +125,7 @@ class BoltTask:
         self.fed_batches = not self.columnar and fed_batches(plan, component_id)
         """A tuple bolt with an Arrow stream upstream: its rows come as tuples."""
         collector_class = (
-            StatefulOutputCollector
+            (StatefulBatchOutputCollector if self.columnar else StatefulOutputCollector)
             if stateful
             else BatchOutputCollector
             if self.columnar
@@ -270,7 +271,8 @@ class BoltTask:
     def _run_batches(self, tuples: list[Tuple]) -> int:
         """An Arrow bolt's turn: each record batch to ``execute_batch``; rows executed."""
         bolt, collector = self.bolt, self.collector
-        assert isinstance(bolt, ArrowBolt) and isinstance(collector, BatchOutputCollector)
+        assert isinstance(bolt, ArrowBolt | StatefulBoltExecutor)
+        assert isinstance(collector, BatchOutputCollector)
         rows, wall = 0, time.time
         for item in as_batches(tuples):
             self.current = item

@@ -13,7 +13,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import TYPE_CHECKING
 
-from sparkstorm.topology.components import Bolt, Spout
+from sparkstorm.topology.components import Bolt, Spout, _StatefulHooks
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -81,6 +81,37 @@ class ArrowBolt(Bolt):
 
     def execute(self, tup: Tuple) -> None:
         """A tick tuple (``topology.tick.tuple.freq.secs``); input rows go to execute_batch."""
+
+
+class StatefulArrowBolt(_StatefulHooks, ArrowBolt):
+    """An :class:`ArrowBolt` whose state is checkpointed: Storm's stateful bolt, in columns.
+
+    ``init_state(state)`` hands it its :class:`~sparkstorm.KeyValueState`, committed with
+    every stateful task's at each checkpoint, as a :class:`~sparkstorm.StatefulBolt`'s
+    is. Read and write it a batch at a time: ``state.get_many(keys, default)`` returns
+    a value per key, ``state.put_many(keys, values)`` sets them. A row it acks is acked
+    to its spout once a checkpoint holds its effect; a row failed, or a tree that timed
+    out, rolls every stateful task back to the last checkpoint and its messages are
+    replayed: each row's effect is in the committed state once.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> import pyarrow.compute as pc
+    >>> class Count(StatefulArrowBolt):
+    ...     def prepare(self, conf, context, collector):
+    ...         self.collector = collector
+    ...     def init_state(self, state):
+    ...         self.counts = state
+    ...     def execute_batch(self, batch):
+    ...         tally = pc.value_counts(batch["word"])  # each word and its rows here
+    ...         words, seen = tally.field("values"), tally.field("counts").to_pylist()
+    ...         counts = [n + k for n, k in zip(self.counts.get_many(words, 0), seen)]
+    ...         self.counts.put_many(words, counts)
+    ...         self.collector.ack_batch(batch)
+
+    .. versionadded:: 0.5.0
+    """
 
 
 def is_columnar(obj: object) -> bool:

@@ -5,7 +5,8 @@ environment variables: ``PROOF_NAME`` (queue and table), ``PROOF_REDIS_PREFIX`` 
 state's key prefix), ``PROOF_PENDING`` (max spout pending: a stateful topology takes at
 most that many messages per checkpoint, as their acks wait for the commit), and on a
 cluster of hosts ``PROOF_SERVICES_HOST`` (where its tasks reach the services) and
-``PROOF_RABBITMQ_OPTIONS`` (the URL's query: ``?heartbeat=5``). A message
+``PROOF_RABBITMQ_OPTIONS`` (the URL's query: ``?heartbeat=5``); ``PROOF_COLUMNS`` set,
+the count is a ``StatefulArrowBolt`` (the split's words arrive as record batches). A message
 body is ``"<number>|<sentence>"``; RabbitMQ's ``message_id`` names each message, so a
 crash as a checkpoint commits counts nothing twice. The sink keeps the greatest count it
 was sent per word: a count from state that was rolled back is never above the exact
@@ -20,7 +21,7 @@ from typing import Any
 from sparkstorm import BasicBolt, Config, Fields, TopologyBuilder
 from sparkstorm.connectors.postgres import PostgresUpsertBolt
 from sparkstorm.connectors.rabbitmq import RabbitMQSpout
-from tests.state.bolts import StatefulWordCount
+from tests.state.bolts import StatefulArrowWordCount, StatefulWordCount
 
 DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 RABBITMQ = "amqp://guest:guest@127.0.0.1:5672/%2F"
@@ -46,7 +47,8 @@ def topology() -> tuple[Any, Config]:
     rabbitmq = _on_services_host(RABBITMQ) + os.environ.get("PROOF_RABBITMQ_OPTIONS", "")
     builder.set_spout("sentences", RabbitMQSpout(rabbitmq, name))
     builder.set_bolt("split", Split(), 2).shuffle_grouping("sentences")
-    builder.set_bolt("count", StatefulWordCount(), 2).fields_grouping("split", Fields("word"))
+    count = StatefulArrowWordCount() if os.environ.get("PROOF_COLUMNS") else StatefulWordCount()
+    builder.set_bolt("count", count, 2).fields_grouping("split", Fields("word"))
     sink = PostgresUpsertBolt(
         _on_services_host(DSN),
         name,

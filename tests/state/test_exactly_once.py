@@ -43,15 +43,24 @@ def conf_for(provider: tuple[str, dict[str, Any]], **extra: Any) -> dict[str, An
 
 
 @pytest.mark.parametrize(
-    ("engine", "provider"),
-    [("local", "directory"), ("local", "redis"), ("spark", "redis"), ("continuous", "directory")],
-    indirect=True,
+    ("engine", "provider", "arrow"),
+    [
+        ("local", "directory", False),
+        ("local", "redis", False),
+        ("spark", "redis", False),
+        ("continuous", "directory", False),
+        # the count a StatefulArrowBolt: its rows' acks held, failed rows roll back
+        ("local", "redis", True),
+        ("spark", "directory", True),
+        ("continuous", "redis", True),
+    ],
+    indirect=["engine", "provider"],
 )
-def test_failures_roll_back_and_every_sentence_counts_once(engine, provider):
+def test_failures_roll_back_and_every_sentence_counts_once(engine, provider, arrow):
     items = sentences(200)
     name = f"exact-{uuid.uuid4().hex[:8]}"
     conf = conf_for(provider)
-    result = run_on(engine, build(items), conf, name=name, spark_ui=False)
+    result = run_on(engine, build(items, arrow=arrow), conf, name=name, spark_ui=False)
     spout = result.stats["sentences"]
     assert spout["acked"] == len(items)
     assert spout["fail_reasons"].get("rollback", 0) > 0  # the failures did cost rollbacks
@@ -140,7 +149,10 @@ def test_without_message_keys_the_window_counts_twice(provider, monkeypatch):
     assert sum(counted.values()) > sum(exact.values())
 
 
-def test_a_superstep_lost_as_a_checkpoint_commits_does_not_count_twice(spark, tmp_path, caplog):
+@pytest.mark.parametrize("arrow", [False, True], ids=["tuples", "columns"])
+def test_a_superstep_lost_as_a_checkpoint_commits_does_not_count_twice(
+    spark, tmp_path, caplog, arrow
+):
     """A Python worker dies on ``commit``: the marker is written, the superstep is lost.
 
     The trees that checkpoint completes are in committed state: the rollback that
@@ -153,7 +165,7 @@ def test_a_superstep_lost_as_a_checkpoint_commits_does_not_count_twice(spark, tm
     items, name, flag = sentences(120), f"lost-{uuid.uuid4().hex[:8]}", tmp_path / "crashed"
     provider = ("directory", {"path": str(tmp_path / "state")})
     conf = conf_for(provider)
-    result = run_on("spark", build_crashing(items, str(flag)), conf, spark, name=name)
+    result = run_on("spark", build_crashing(items, str(flag), arrow), conf, spark, name=name)
     assert flag.exists(), "no worker crashed on a commit"
     lost = [e for e in result.errors if e.component == "__system" and "lost" in e.message]
     assert lost and all(e.recovered for e in lost)

@@ -12,6 +12,7 @@ from collections import Counter
 from typing import Any
 
 from sparkstorm import BasicBolt, Bolt, Count, Fields, Spout, StatefulWindowedBolt, TopologyBuilder
+from sparkstorm.arrow import StatefulArrowBolt
 from sparkstorm.state import KeyValueState
 from sparkstorm.topology.components import StatefulBolt
 
@@ -110,6 +111,45 @@ class StatefulCount(StatefulBolt):
         declarer.declare(Fields("word", "count"))
 
 
+class StatefulArrowCount(StatefulArrowBolt):
+    """:class:`StatefulCount` in columns: a batch's words read and written in one call
+    each; fails, after counting, the rows of some first attempts (unless not ``failing``)."""
+
+    def __init__(self, failing: bool = True) -> None:
+        self.failing = failing
+
+    def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
+        self.collector = collector
+
+    def init_state(self, state: KeyValueState) -> None:
+        self.counts = state
+
+    def execute_batch(self, batch: Any) -> None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        tally = pc.value_counts(batch["word"])
+        words, seen = tally.field("values"), tally.field("counts").to_pylist()
+        counts = [n + k for n, k in zip(self.counts.get_many(words, 0), seen, strict=True)]
+        self.counts.put_many(words, counts)
+        now = dict(zip(words.to_pylist(), counts, strict=True))
+        out = pa.record_batch(
+            [batch["word"], pa.array([now[w] for w in batch["word"].to_pylist()])],
+            names=["word", "count"],
+        )
+        numbers, attempts = batch["number"].to_numpy(), batch["attempt"].to_numpy()
+        failing = (numbers % 11 == 5) & (attempts == 0)
+        self.collector.emit_batch(out, anchors=pa.array(range(batch.num_rows)))
+        if self.failing and failing.any():
+            self.collector.fail_rows(failing, "failed after counting: the rollback undoes it")
+            self.collector.ack_rows(~failing)
+        else:
+            self.collector.ack_batch(batch)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("word", "count"))
+
+
 class Sink(Bolt):
     """Acks what it gets, holding each input until the next superstep's first tuple."""
 
@@ -123,11 +163,13 @@ class Sink(Bolt):
         pass
 
 
-def build(items: list[tuple[int, str]], count_tasks: int = 2) -> Any:
+def build(items: list[tuple[int, str]], count_tasks: int = 2, arrow: bool = False) -> Any:
+    """The word count; ``arrow``: its count a :class:`StatefulArrowCount`."""
     builder = TopologyBuilder()
     builder.set_spout("sentences", ReplayingSpout(items))
     builder.set_bolt("split", Split(), 2).shuffle_grouping("sentences")
-    builder.set_bolt("count", StatefulCount(), count_tasks).fields_grouping("split", Fields("word"))
+    count = StatefulArrowCount() if arrow else StatefulCount()
+    builder.set_bolt("count", count, count_tasks).fields_grouping("split", Fields("word"))
     builder.set_bolt("sink", Sink()).shuffle_grouping("count")
     return builder.create_topology()
 
@@ -166,11 +208,42 @@ class CrashingCount(StatefulBolt):
             os._exit(1)  # the worker dies mid-superstep, as with a lost executor
 
 
-def build_crashing(items: list[tuple[int, str]], flag: str) -> Any:
+class CrashingArrowCount(StatefulArrowBolt):
+    """:class:`CrashingCount` in columns: counts a batch's words, its worker dies once at
+    ``commit`` of checkpoint ``crash_at`` or later."""
+
+    pre_commit = CrashingCount.pre_commit
+
+    def __init__(self, flag: str, crash_at: int = 2) -> None:
+        self.flag, self.crash_at = flag, crash_at
+
+    def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
+        self.collector = collector
+
+    def init_state(self, state: KeyValueState) -> None:
+        self.counts = state
+
+    def execute_batch(self, batch: Any) -> None:
+        import pyarrow.compute as pc
+
+        tally = pc.value_counts(batch["word"])
+        words, seen = tally.field("values"), tally.field("counts").to_pylist()
+        counts = [n + k for n, k in zip(self.counts.get_many(words, 0), seen, strict=True)]
+        self.counts.put_many(words, counts)
+        self.collector.ack_batch(batch)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        pass
+
+
+def build_crashing(
+    items: list[tuple[int, str]], flag: str, arrow: bool = False, crash_at: int = 2
+) -> Any:
     builder = TopologyBuilder()
     builder.set_spout("sentences", ReplayingSpout(items))
     builder.set_bolt("split", Split(failing=False), 2).shuffle_grouping("sentences")
-    builder.set_bolt("count", CrashingCount(flag), 2).fields_grouping("split", Fields("word"))
+    count = CrashingArrowCount(flag, crash_at) if arrow else CrashingCount(flag, crash_at)
+    builder.set_bolt("count", count, 2).fields_grouping("split", Fields("word"))
     return builder.create_topology()
 
 
