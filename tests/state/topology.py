@@ -111,6 +111,18 @@ class StatefulCount(StatefulBolt):
         declarer.declare(Fields("word", "count"))
 
 
+def count_words(state: KeyValueState, words: Any) -> dict[str, int]:
+    """Add a column of words to their counts in ``state``: one read and one write for
+    the batch. Returns each word's new count."""
+    import pyarrow.compute as pc
+
+    tally = pc.value_counts(words)
+    distinct, seen = tally.field("values"), tally.field("counts").to_pylist()
+    counts = [n + k for n, k in zip(state.get_many(distinct, 0), seen, strict=True)]
+    state.put_many(distinct, counts)
+    return dict(zip(distinct.to_pylist(), counts, strict=True))
+
+
 class StatefulArrowCount(StatefulArrowBolt):
     """:class:`StatefulCount` in columns: a batch's words read and written in one call
     each; fails, after counting, the rows of some first attempts (unless not ``failing``)."""
@@ -126,13 +138,8 @@ class StatefulArrowCount(StatefulArrowBolt):
 
     def execute_batch(self, batch: Any) -> None:
         import pyarrow as pa
-        import pyarrow.compute as pc
 
-        tally = pc.value_counts(batch["word"])
-        words, seen = tally.field("values"), tally.field("counts").to_pylist()
-        counts = [n + k for n, k in zip(self.counts.get_many(words, 0), seen, strict=True)]
-        self.counts.put_many(words, counts)
-        now = dict(zip(words.to_pylist(), counts, strict=True))
+        now = count_words(self.counts, batch["word"])
         out = pa.record_batch(
             [batch["word"], pa.array([now[w] for w in batch["word"].to_pylist()])],
             names=["word", "count"],
@@ -224,12 +231,7 @@ class CrashingArrowCount(StatefulArrowBolt):
         self.counts = state
 
     def execute_batch(self, batch: Any) -> None:
-        import pyarrow.compute as pc
-
-        tally = pc.value_counts(batch["word"])
-        words, seen = tally.field("values"), tally.field("counts").to_pylist()
-        counts = [n + k for n, k in zip(self.counts.get_many(words, 0), seen, strict=True)]
-        self.counts.put_many(words, counts)
+        count_words(self.counts, batch["word"])
         self.collector.ack_batch(batch)
 
     def declare_output_fields(self, declarer: Any) -> None:
