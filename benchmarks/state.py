@@ -2,6 +2,7 @@
 
     python -m benchmarks.state [--sizes 1000,100000,1000000] [--changed 1000]
                                [--intervals 100,300,1000,3000] [--engine local] [--save]
+                               [--columns 1000]
 
 ``--engine`` is ``local``, ``spark`` (the superstep mode) or ``continuous``.
 
@@ -20,6 +21,13 @@ tuples/s and its ratio to the plain count, complete latency p50/p99, checkpoints
 ``topology.max.spout.pending`` is the default (none), then 2,000 at the first two
 intervals, in both (a stateful topology takes at most that many messages per checkpoint,
 as their acks wait for the commit).
+
+``--columns INTERVAL``: the count in columns against tuples, side by side in one run
+(three rounds each, interleaved, after a warm-up of each; medians): the Arrow word count
+(``examples/arrow_word_count.py``'s spout and split) with its count a
+``StatefulArrowBolt`` (a batch's words read and written in one call each), against the
+README's word count with its count a ``StatefulBolt``; both on Redis, at that checkpoint
+interval, every sentence a tracked message, on ``--engine``.
 """
 
 from __future__ import annotations
@@ -33,12 +41,16 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import pyarrow as pa
+import pyarrow.compute as pc
 import redis
 
 from benchmarks.modes import engine_for
 from benchmarks.report import report
+from examples import arrow_word_count
 from examples.word_count import SentenceSpout, SplitSentence, WordCount, generated_sentences
 from sparkstorm import Config, Fields, TopologyBuilder, run
+from sparkstorm.arrow import StatefulArrowBolt
 from sparkstorm.state.key_value import KeyValueState
 from sparkstorm.state.stores import open_store
 from tests.state.bolts import StatefulWordCount
@@ -148,6 +160,85 @@ def word_count(
     }
 
 
+class ColumnCount(StatefulArrowBolt):
+    """docs/arrow.md's count in columns: each word of a batch once, read and written in
+    one call each; emits each word's new count, then acks the batch."""
+
+    def prepare(self, conf: dict, context: object, collector: object) -> None:
+        self.collector = collector
+
+    def init_state(self, state: KeyValueState) -> None:
+        self.counts = state
+
+    def execute_batch(self, batch: pa.RecordBatch) -> None:
+        tally = pc.value_counts(batch.column(0))
+        words, seen = tally.field("values"), tally.field("counts").to_pylist()
+        totals = [n + k for n, k in zip(self.counts.get_many(words, 0), seen, strict=True)]
+        self.counts.put_many(words, totals)
+        out = pa.record_batch([words, pa.array(totals)], names=["word", "count"])
+        self.collector.emit_batch(out)  # type: ignore[attr-defined]
+        self.collector.ack_batch(batch)  # type: ignore[attr-defined]
+
+    def declare_output_fields(self, declarer: object) -> None:
+        declarer.declare(Fields("word", "count"))  # type: ignore[attr-defined]
+
+
+def stateful_counts(
+    engine: str, sentences: list[str], interval_ms: int, prefix: str, columns: bool
+) -> float:
+    """Tuples/s (sentences split plus words counted) of one stateful word count run."""
+    builder = TopologyBuilder()
+    if columns:
+        builder.set_spout("sentences", arrow_word_count.SentenceBatches(sentences))
+        builder.set_bolt("split", arrow_word_count.Split(), 2).shuffle_grouping("sentences")
+        count: object = ColumnCount()
+    else:
+        builder.set_spout("sentences", SentenceSpout(sentences))
+        builder.set_bolt("split", SplitSentence(), 2).shuffle_grouping("sentences")
+        count = StatefulWordCount()
+    builder.set_bolt("count", count, 2).fields_grouping("split", Fields("word"))
+    conf = Config()
+    conf["topology.state.provider"] = "redis"
+    conf["topology.state.provider.config"] = {
+        "url": "redis://127.0.0.1:6379/0",
+        "key_prefix": prefix,
+    }
+    conf["topology.state.checkpoint.interval.ms"] = interval_ms
+    name = f"columns-{uuid.uuid4().hex[:8]}"
+    on = engine_for(engine, conf)
+    result = run(builder.create_topology(), conf, engine=on, name=name, spark_ui=False)
+    stats = result.stats
+    assert stats["sentences"]["acked"] == len(sentences), stats["sentences"]
+    words = sum(len(s.split()) for s in sentences)
+    return (len(sentences) + words) / result.elapsed_secs
+
+
+def columns_against_tuples(engine: str, interval_ms: int, rounds: int = 3) -> list[str]:
+    """The table of the stateful count in columns against tuples, side by side."""
+    sentences = generated_sentences(SENTENCES)
+    figures: dict[bool, list[float]] = {False: [], True: []}
+    with redis_prefix() as prefix:
+        for columns in (False, True):  # warm-up: imports, Spark's first jobs
+            stateful_counts(engine, generated_sentences(5000, seed=1), interval_ms, prefix, columns)
+        for _ in range(rounds):
+            for columns in (False, True):
+                figures[columns].append(
+                    stateful_counts(engine, sentences, interval_ms, prefix, columns)
+                )
+    tuples, arrow = statistics.median(figures[False]), statistics.median(figures[True])
+    return [
+        "",
+        f"Stateful word count on the {engine} engine, {SENTENCES:,} sentences of 8 words, "
+        f"the count's state on Redis, checkpoint every {interval_ms:,} ms, every sentence "
+        f"tracked (median of {rounds} interleaved rounds)",
+        "",
+        "| count | tuples/s | vs tuples |",
+        "|---|---|---|",
+        f"| StatefulBolt (tuples) | {tuples:,.0f} | 1.00x |",
+        f"| StatefulArrowBolt (columns) | {arrow:,.0f} | {arrow / tuples:.2f}x |",
+    ]
+
+
 def against_interval(engine: str, intervals: list[int]) -> list[str]:
     """The table of end-to-end throughput and latency per checkpoint interval."""
     sentences = generated_sentences(SENTENCES)
@@ -187,7 +278,12 @@ def main() -> None:
     parser.add_argument("--intervals", default="100,300,1000,3000")
     parser.add_argument("--engine", default="local", choices=["local", "spark", "continuous"])
     parser.add_argument("--save", action="store_true")
+    parser.add_argument("--columns", type=int, metavar="INTERVAL_MS", default=None)
     args = parser.parse_args()
+    if args.columns is not None:
+        lines = columns_against_tuples(args.engine, args.columns)
+        report(f"state-columns-{args.engine}", lines, args.save)
+        return
     sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else []
     intervals = [int(i) for i in args.intervals.split(",")] if args.intervals else []
     lines = measure(sizes, args.changed) if sizes else []

@@ -18,8 +18,10 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
     p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p
 )
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-# Runs under test register where they cannot meet the user's own running topologies.
-os.environ.setdefault("SPARKSTORM_RUN_DIR", tempfile.mkdtemp(prefix="sparkstorm-running-"))
+# Runs under test register where they cannot meet the user's own running topologies,
+# nor (the suite runs in two processes, pytest-xdist's workers) the other worker's.
+if "PYTEST_XDIST_WORKER" in os.environ or "SPARKSTORM_RUN_DIR" not in os.environ:
+    os.environ["SPARKSTORM_RUN_DIR"] = tempfile.mkdtemp(prefix="sparkstorm-running-")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
