@@ -32,6 +32,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+@pytest.fixture(autouse=True)
+def _no_run_outlives_its_test() -> Iterator[None]:
+    from tests.run_process import kill_leftovers
+
+    yield
+    kill_leftovers()
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
     from sparkstorm.engines.spark import create_session

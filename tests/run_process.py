@@ -10,6 +10,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -20,8 +21,12 @@ class RunProcess:
     """``sparkstorm run target`` on ``engine`` in a new process group, output in a file.
 
     ``engine`` is ``local``, ``spark`` (supersteps) or ``continuous`` (Spark's continuous
-    mode).
+    mode). A run still going when its test ends is killed (``kill_leftovers``): a failed
+    test's run, left registered under its name, failed the next tests that used it.
     """
+
+    started: ClassVar[list[RunProcess]] = []
+    """The runs started by the current test."""
 
     def __init__(
         self,
@@ -59,6 +64,7 @@ class RunProcess:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
+        RunProcess.started.append(self)
 
     def output(self) -> str:
         return self.out.read_text()
@@ -99,6 +105,14 @@ class RunProcess:
                 self.kill()
                 pytest.fail(f"no {what} after {timeout:g}s: {said}")
             time.sleep(0.05)
+
+
+def kill_leftovers() -> None:
+    """SIGKILL every run the test started that still runs (its test failed midway)."""
+    for run in RunProcess.started:
+        if run.process.poll() is None:
+            run.kill()
+    RunProcess.started.clear()
 
 
 def spark_python_workers(root: int) -> list[int]:

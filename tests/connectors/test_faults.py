@@ -177,7 +177,9 @@ def test_sigkill_then_a_server_side_close_lose_nothing(broker, engine, tmp_path)
     read_again = broker.written_not_committed(killed_at)
     second = Cli(broker, engine, tmp_path, pending=PENDING, timeout=timeout)
     second.until(lambda: len(writes(broker)) >= (killed_at + MESSAGES) // 2, "more rows")
-    assert broker.drop_connections() > 0, "found no connection of the spout's to close"
+    # at a moment when the spout is between two connections (a missed heartbeat on a
+    # loaded machine), there is none to close: ask again
+    second.until(lambda: broker.drop_connections() > 0, "a connection of the spout's to close")
     second.until(lambda: len(writes(broker)) == MESSAGES, "every row")
     second.until(
         lambda: broker.remaining() == 0,
