@@ -20,8 +20,14 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 # Runs under test register where they cannot meet the user's own running topologies,
 # nor (the suite runs in two processes, pytest-xdist's workers) the other worker's.
-if "PYTEST_XDIST_WORKER" in os.environ or "SPARKSTORM_RUN_DIR" not in os.environ:
+# Processes a worker starts (Spark's workers import test modules) keep its folder.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if (
+    os.environ.get("SPARKSTORM_TEST_RUN_DIR_OF") != _WORKER
+    or "SPARKSTORM_RUN_DIR" not in os.environ
+):
     os.environ["SPARKSTORM_RUN_DIR"] = tempfile.mkdtemp(prefix="sparkstorm-running-")
+    os.environ["SPARKSTORM_TEST_RUN_DIR_OF"] = _WORKER
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
