@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 import uuid
@@ -28,6 +30,7 @@ if (
 ):
     os.environ["SPARKSTORM_RUN_DIR"] = tempfile.mkdtemp(prefix="sparkstorm-running-")
     os.environ["SPARKSTORM_TEST_RUN_DIR_OF"] = _WORKER
+    atexit.register(shutil.rmtree, os.environ["SPARKSTORM_RUN_DIR"], True)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
