@@ -136,6 +136,8 @@ class NatsJetStreamSpout(Spout, HoldsWork):
         self.max_ack_pending = conf.get(TOPOLOGY_MAX_SPOUT_PENDING) or 1000
         self.buffer: deque[Any] = deque()
         self.in_flight: dict[int, Any] = {}
+        self.emitted: dict[int, int] = {}
+        """Stream sequence -> the delivery (its count) last emitted, until acked or dead."""
         self._back_by = 0.0
         """When the last nak-ed message is back at the latest (monotonic)."""
         self.sent: deque[Future[Any]] = deque()
@@ -262,9 +264,9 @@ class NatsJetStreamSpout(Spout, HoldsWork):
             return
         msg = self.buffer.popleft()
         key = msg.metadata.sequence.stream
-        held = self.in_flight.get(key)
-        if held is not None and held.metadata.num_delivered == msg.metadata.num_delivered:
-            return  # the same delivery twice (a fetch's and the sweep after it): emitted once
+        if self.emitted.get(key, 0) >= msg.metadata.num_delivered:
+            return  # the same delivery twice (a fetch's and the sweep after it): emitted once,
+        self.emitted[key] = msg.metadata.num_delivered  # even if its tree ended meanwhile
         self.in_flight[key] = msg
         try:
             data = msg.data.decode(self.decode) if self.decode else msg.data
@@ -297,6 +299,7 @@ class NatsJetStreamSpout(Spout, HoldsWork):
         """Ack the message: its tree completed."""
         msg = self.in_flight.pop(msg_id, None)
         if msg is not None:
+            self.emitted.pop(msg_id, None)
             self._send(msg.ack())
 
     def fail(self, msg_id: Any, reason: FailReason | None = None) -> None:
@@ -307,6 +310,7 @@ class NatsJetStreamSpout(Spout, HoldsWork):
         delivered = msg.metadata.num_delivered
         counted = counts_as_attempt(reason)
         if self.max_retries is not None and delivered >= self.max_retries and counted:
+            self.emitted.pop(msg_id, None)  # a failed dead letter is delivered again: anew
             self._send(self._dead_letter(msg, delivered, reason))
         else:
             self._send(msg.nak(delay=self.nak_delay_secs))

@@ -257,9 +257,21 @@ def test_one_delivery_taken_twice_is_emitted_once():
 
     spout = NatsJetStreamSpout(URL, "s", "s.in.>", "sparkstorm")
     spout.collector, spout.connected, spout.decode = Emits(), True, "utf-8"
-    spout.in_flight = {}
+    spout.in_flight, spout.emitted = {}, {}
     first = delivery(7, 1)
     spout.buffer = deque([first, first, delivery(7, 2)])
     for _ in range(3):
         spout.next_tuple()
     assert [msg_id for _, msg_id in spout.collector] == [7, 7]  # once, and its redelivery
+
+    # the copy may come after the first one's tree ended (failed: nak-ed, not held)
+    spout.collector, spout.in_flight, spout.emitted, spout._back_by = Emits(), {}, {}, 0.0
+    spout._send = lambda coroutine: coroutine.close()  # no server: the nak goes nowhere
+    first.nak = lambda delay=None: asyncio.sleep(0)
+    spout.buffer = deque([first])
+    spout.next_tuple()
+    spout.fail(7)
+    spout.buffer = deque([first, delivery(7, 2)])
+    spout.next_tuple()
+    spout.next_tuple()
+    assert [msg_id for _, msg_id in spout.collector] == [7, 7]  # not the copy of the first
