@@ -40,6 +40,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -127,6 +128,29 @@ def measure(sizes: list[int], changed: int) -> list[str]:
     return lines
 
 
+def redis_state(conf: Config, prefix: str, interval_ms: int) -> None:
+    """Keep the stateful bolts' state in the real Redis under ``prefix``, checkpointed
+    every ``interval_ms``."""
+    conf["topology.state.provider"] = "redis"
+    conf["topology.state.provider.config"] = {
+        "url": "redis://127.0.0.1:6379/0",
+        "key_prefix": prefix,
+    }
+    conf["topology.state.checkpoint.interval.ms"] = interval_ms
+
+
+def run_counted(
+    engine: str, builder: TopologyBuilder, conf: Config, kind: str, sentences: int
+) -> tuple[Any, str]:
+    """Run the topology on ``engine`` under a fresh name; every sentence must be acked."""
+    name = f"{kind}-{uuid.uuid4().hex[:8]}"
+    on = engine_for(engine, conf)
+    result = run(builder.create_topology(), conf, engine=on, name=name, spark_ui=False)
+    acked = result.stats["sentences"]["acked"]
+    assert acked == sentences, result.stats["sentences"]
+    return result, name
+
+
 def word_count(
     engine: str, sentences: list[str], interval_ms: int | None, prefix: str, pending: int | None
 ) -> dict:
@@ -139,17 +163,9 @@ def word_count(
     conf = Config()
     conf.set_max_spout_pending(pending)
     if interval_ms is not None:
-        conf["topology.state.provider"] = "redis"
-        conf["topology.state.provider.config"] = {
-            "url": "redis://127.0.0.1:6379/0",
-            "key_prefix": prefix,
-        }
-        conf["topology.state.checkpoint.interval.ms"] = interval_ms
-    name = f"interval-{uuid.uuid4().hex[:8]}"
-    on = engine_for(engine, conf)
-    result = run(builder.create_topology(), conf, engine=on, name=name, spark_ui=False)
+        redis_state(conf, prefix, interval_ms)
+    result, name = run_counted(engine, builder, conf, "interval", len(sentences))
     stats = result.stats
-    assert stats["sentences"]["acked"] == len(sentences), stats["sentences"]
     tuples = stats["split"]["executed"] + stats["count"]["executed"]
     store = open_store("redis", {"url": "redis://127.0.0.1:6379/0", "key_prefix": prefix}, name)
     return {
@@ -198,17 +214,8 @@ def stateful_counts(
         count = StatefulWordCount()
     builder.set_bolt("count", count, 2).fields_grouping("split", Fields("word"))
     conf = Config()
-    conf["topology.state.provider"] = "redis"
-    conf["topology.state.provider.config"] = {
-        "url": "redis://127.0.0.1:6379/0",
-        "key_prefix": prefix,
-    }
-    conf["topology.state.checkpoint.interval.ms"] = interval_ms
-    name = f"columns-{uuid.uuid4().hex[:8]}"
-    on = engine_for(engine, conf)
-    result = run(builder.create_topology(), conf, engine=on, name=name, spark_ui=False)
-    stats = result.stats
-    assert stats["sentences"]["acked"] == len(sentences), stats["sentences"]
+    redis_state(conf, prefix, interval_ms)
+    result, _ = run_counted(engine, builder, conf, "columns", len(sentences))
     words = sum(len(s.split()) for s in sentences)
     return (len(sentences) + words) / result.elapsed_secs
 
