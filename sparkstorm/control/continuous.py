@@ -51,6 +51,7 @@ from sparkstorm.tasks.log_ring import relog
 from sparkstorm.tasks.metrics import TaskStats, by_component, by_task, progress
 from sparkstorm.tasks.process_usage import ProcessUsage, usage_row
 from sparkstorm.tasks.profile import Profile
+from sparkstorm.tasks.spout_task import Failures
 from sparkstorm.topology.builder import Topology
 from sparkstorm.topology.streams import SYSTEM_COMPONENT_ID, SYSTEM_TASK_ID
 from sparkstorm.topology.windowing import is_windowed
@@ -118,6 +119,9 @@ class ContinuousRuntime:
         """While the workers are down: when (``time.monotonic()``) they start again."""
         self._lost_stats: list[TaskStats] = []
         """Statistics of the tasks of stage attempts that were lost (they add up)."""
+        self._failures_before: Failures = {}
+        """Per spout task, what its lost starts left failed for good, until its next start
+        reports (it took them on: a replay acked there settles a message)."""
         self.reports: dict[int, WorkerReport] = {}
         """Each worker's newest report."""
         self._before: dict[int, dict[str, int]] = {}
@@ -284,7 +288,7 @@ class ContinuousRuntime:
             )
             workers = slots
         try:
-            self.engine.relaunch(workers, self.checkpoints.replays)
+            self.engine.relaunch(workers, self.checkpoints.replays, failures=self._failures_before)
         except WorkersLost as exc:
             self._lost(exc)
             return
@@ -294,6 +298,10 @@ class ContinuousRuntime:
 
     def _retire_workers(self) -> None:
         """The workers are gone: keep their tasks' figures and their counts, for ever."""
+        for stats in self.latest_stats.values():
+            keys, stats.failed_keys = stats.failed_keys, {}
+            if stats.failed_for_good:  # a spout's, which its next start takes on
+                self._failures_before[stats.task] = (dict(stats.failed_for_good), keys)
         self._lost_stats.extend(self.latest_stats.values())
         for index, report in self.reports.items():
             before = self._before.setdefault(index, dict.fromkeys(CARRIED, 0))
@@ -358,7 +366,9 @@ class ContinuousRuntime:
         self._retire_workers()
         self.active = was_active
         try:
-            self.engine.relaunch(workers, self.checkpoints.replays, executors)
+            self.engine.relaunch(
+                workers, self.checkpoints.replays, executors, self._failures_before
+            )
         except WorkersLost as exc:
             self._lost(exc)
             return
@@ -385,6 +395,11 @@ class ContinuousRuntime:
                 self._keep(error)  # new workers' (an acker's unready trees stalled a drain)
             return
         for stats in report.stats:
+            if stats.task in self._failures_before:  # counted by the task's new start now
+                del self._failures_before[stats.task]
+                for old in self._lost_stats:
+                    if old.task == stats.task:
+                        old.failed_for_good = {}
             kept = self.latest_stats.get(stats.task)
             if kept is None or progress(stats) >= progress(kept):  # never an older report's
                 self.latest_stats[stats.task] = stats

@@ -120,6 +120,11 @@ class TaskStats:
     """Spout: message ids that failed, then were acked (the spout replayed them)."""
     failed_for_good: dict[str, int] = field(default_factory=dict)
     """Spout: message ids whose last outcome is a failure, by its reason's kind."""
+    failed_keys: dict[Any, str] = field(default_factory=dict)
+    """Continuous spout: which message keys (or ids) ``failed_for_good`` counts, up to
+    :data:`~sparkstorm.tasks.spout_task.FAILED_KEYS_CARRIED`; the task's next start takes
+    them on when its workers are lost or rebalanced, so that a replay acked there
+    settles its message (see ``SpoutTask.carry_failures``)."""
     culprits: dict[int, FailReason] = field(default_factory=dict)
     """Stateful bolt: trees whose processing calls for the next rollback (a failed or
     raising input, a state value that cannot be stored, a window that raised), by root,

@@ -13,6 +13,7 @@ collects in the task's outbox; the runtime drains it into each superstep.
 from __future__ import annotations
 
 import inspect
+import itertools
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -44,6 +45,13 @@ from sparkstorm.topology.tuple import Row, Tuple
 
 PENDING_BUCKETS = 2
 FOLD_AT = 65536
+FAILED_KEYS_CARRIED = 10_000
+"""At most this many failed message keys travel in a task's reports (see
+:meth:`SpoutTask.note_failed_keys`): beyond, a failure stays counted across a restart."""
+_CARRIED_TYPES = (str, int, bytes)
+Failures = dict[int, tuple[dict[str, int], dict[Any, str]]]
+"""Per spout task, what an earlier start left failed for good: counts by kind, and the
+keys they count (see :meth:`SpoutTask.carry_failures`)."""
 """Complete latencies a spout task keeps as floats before it buckets them."""
 
 
@@ -345,6 +353,30 @@ class SpoutTask:
             return
         self._call_fail(entry[0], TIMEOUT, entry[2], entry[1])
 
+    def note_failed_keys(self) -> None:
+        """Put the keys of the messages failed for good in the statistics, for the report.
+
+        Up to :data:`FAILED_KEYS_CARRIED`, and only keys that surely pickle (text, numbers,
+        bytes, tuples of them): a user's msg id may be any object. A key left out keeps
+        its failure counted for good if the workers start again, never hides one.
+        """
+        last = self._failed_last
+        if len(last) <= FAILED_KEYS_CARRIED and all(map(_travels, last)):
+            self.stats.failed_keys = last
+            return
+        kept = (item for item in last.items() if _travels(item[0]))
+        self.stats.failed_keys = dict(itertools.islice(kept, FAILED_KEYS_CARRIED))
+
+    def carry_failures(self, counts: dict[str, int], keys: dict[Any, str]) -> None:
+        """Take on what an earlier start of this task left failed for good.
+
+        The continuous workers were lost or rebalanced, and the source redelivers: a
+        replay acked here settles its message as it would have in the earlier start.
+        ``counts`` may count more than ``keys`` holds (:meth:`note_failed_keys`).
+        """
+        self.stats.failed_for_good = dict(counts)
+        self._failed_last = dict(keys)
+
     def _settled(self, msg_id: MsgId, failure: str | None) -> None:
         """Note ``msg_id``'s latest outcome: a failure of that kind, or (None) an ack.
 
@@ -435,3 +467,10 @@ class SpoutTask:
         finally:
             self.calling = calling
         return True
+
+
+def _travels(key: Any) -> bool:
+    """Whether a failed message's key surely pickles into a report."""
+    if type(key) is tuple:
+        return all(map(_travels, key))
+    return type(key) in _CARRIED_TYPES

@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from sparkstorm import Bolt, Fields, Spout
+from sparkstorm.topology.components import HoldsWork
 
 
 class NumberSpout(Spout):
@@ -124,6 +125,55 @@ class OneArgumentFail(NumberSpout):
 
     def fail(self, msg_id: Any) -> None:  # type: ignore[override]
         pass
+
+
+class FolderQueue(Spout, HoldsWork):
+    """Numbers ``0..count-1`` from a queue kept in ``folder``, as a broker keeps one.
+
+    A number is done once acked (a ``done-N`` marker); a new start of the spout emits
+    every number not done, as a broker redelivers what was never acked, and ``fail``
+    leaves the number to that (a broker's requeue). The numbers from ``hold_at`` on
+    wait until ``hold_secs`` after the first failure, so that the driver has heard of
+    it before they go on (unless a worker was killed already: a ``killed-*`` marker).
+    """
+
+    def __init__(self, folder: str, count: int, hold_at: int, hold_secs: float) -> None:
+        self.folder, self.count = folder, count
+        self.hold_at, self.hold_secs = hold_at, hold_secs
+
+    def open(self, conf: Any, context: Any, collector: Any) -> None:
+        from pathlib import Path
+
+        self.collector, self.path = collector, Path(self.folder)
+        done = {int(p.name.removeprefix("done-")) for p in self.path.glob("done-*")}
+        self.todo = [n for n in range(self.count) if n not in done][::-1]
+        self.failed_at: float | None = None
+
+    def holding(self) -> str | None:
+        if not self.todo or self.todo[-1] < self.hold_at or any(self.path.glob("killed-*")):
+            return None
+        if self.failed_at is not None and time.monotonic() >= self.failed_at + self.hold_secs:
+            return None
+        return f"numbers from {self.hold_at} on, until {self.hold_secs} s after a failure"
+
+    def next_tuple(self) -> None:
+        if not self.todo or self.holding() is not None:
+            return
+        number = self.todo.pop()
+        self.collector.emit([number], msg_id=number)
+
+    def message_key(self, msg_id: Any) -> int:
+        return msg_id
+
+    def ack(self, msg_id: Any) -> None:
+        (self.path / f"done-{msg_id}").touch()
+
+    def fail(self, msg_id: Any, reason: Any = None) -> None:
+        if self.failed_at is None:
+            self.failed_at = time.monotonic()
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("number"))
 
 
 class SleepsOnce(Bolt):
@@ -271,3 +321,22 @@ class Trickle(Spout):
 
     def declare_output_fields(self, declarer: Any) -> None:
         declarer.declare(Fields("number", "task", "seq"))
+
+
+class FailsOnceThenKills(KillsItsWorkerOnce):
+    """Fails ``failing`` the first time it comes (a marker), and kills its worker at the
+    ``killers`` as :class:`KillsItsWorkerOnce`."""
+
+    def __init__(self, folder: str, killers: list[int], failing: int) -> None:
+        super().__init__(folder, killers)
+        self.failing = failing
+
+    def execute(self, tup: Any) -> None:
+        from pathlib import Path
+
+        marker = Path(self.folder) / f"failed-{tup[0]}"
+        if tup[0] == self.failing and not marker.exists():
+            marker.touch()
+            self.collector.fail(tup)
+            return
+        super().execute(tup)

@@ -17,6 +17,8 @@ from sparkstorm import Config, Fields, SparkStormError, TopologyBuilder, run
 from tests.continuous.components import (
     DiesInPrepare,
     FailFirstOfEveryFifth,
+    FailsOnceThenKills,
+    FolderQueue,
     ForgetsSeven,
     FreezesItsWorkerOnce,
     HoldUntilTick,
@@ -206,6 +208,23 @@ def test_workers_lost_again_and_again_are_restarted_each_time_and_counted_once(s
         assert restart["reason"].startswith(f"worker {restart['worker']}: "), restart
         assert restart["delaySecs"] in (0.2, 0.4, 0.5), restart
         assert abs(restart["time"] - time.time()) < 120, restart
+
+
+def test_a_failure_before_a_lost_worker_is_settled_by_its_replay_after_it(spark, tmp_path):
+    """A message failed, its workers lost, and its redelivery acked by the new start:
+    it failed on the way, not for good (the run's exit code). The failure was counted
+    by a spout task of the lost stage; the task's new start takes it on."""
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", FolderQueue(str(tmp_path), 100, hold_at=50, hold_secs=1.0))
+    check = FailsOnceThenKills(str(tmp_path), killers=[60], failing=7)
+    builder.set_bolt("check", check, 2).shuffle_grouping("numbers")
+    result = run(builder.create_topology(), continuous(**FAST_RESTARTS), "spark", spark=spark)
+    lost = [e.message for e in result.errors if "a continuous worker was lost" in e.message]
+    assert len(lost) == 1, result.errors
+    assert {p.name for p in tmp_path.glob("done-*")} == {f"done-{n}" for n in range(100)}
+    numbers = result.stats["numbers"]
+    assert numbers["fail_reasons"] == {"explicit": 1}, numbers
+    assert numbers["failed_for_good"] == {} and numbers["replayed_acked"] == 1, numbers
 
 
 def test_a_worker_that_falls_silent_is_lost_and_the_run_goes_on(spark, tmp_path):

@@ -41,6 +41,7 @@ from sparkstorm.errors import SparkStormError
 from sparkstorm.state.stores import Sources
 from sparkstorm.tasks.log_ring import LogRing
 from sparkstorm.tasks.pickling import dumps
+from sparkstorm.tasks.spout_task import Failures
 from sparkstorm.tasks.task_runner import copy_component
 from sparkstorm.tasks.watchdog import Watchdog, blocked_message, users_stack
 from sparkstorm.topology.plan import Plan
@@ -87,6 +88,8 @@ class WorkerSetup:
     replays: Sources | None = None
     """Message keys committed already, which the spouts ack instead of emitting (the
     store's, read at each start: see ``committed_sources``)."""
+    failures: Failures | None = None
+    """What spout tasks' earlier starts left failed for good (a restart takes it on)."""
 
 
 class Launcher(SparkFacts, Protocol):
@@ -152,6 +155,7 @@ def run_worker(setup: WorkerSetup, index: int, host: str, log_ring: LogRing | No
         setup.simulated,
         setup.replays,
         setup.keys,
+        setup.failures,
     )
     worker.log_ring = log_ring
     report = _blocked_reporter(setup, index, context, threading.get_ident())
@@ -287,14 +291,19 @@ class ContinuousEngine:
         return self._setup.attempt
 
     def relaunch(
-        self, workers: int, replays: Sources | None = None, executors: dict[str, int] | None = None
+        self,
+        workers: int,
+        replays: Sources | None = None,
+        executors: dict[str, int] | None = None,
+        failures: Failures | None = None,
     ) -> None:
         """Start the workers again as ``workers`` workers, the tasks placed over them anew.
 
         After the stage was lost (a worker died), or a graceful :meth:`shut_down` (a
         rebalance). A new stage attempt: tasks are prepared and spouts opened again, ids
         come from sources of the new attempt; what lost workers held is gone, as when a
-        Storm worker dies, and sources redeliver what was never acked.
+        Storm worker dies, and sources redeliver what was never acked. The spout tasks
+        take on the ``failures`` their earlier starts left, which a replay may settle.
         """
         self._stop_survivors()
         place(self._plan, workers, executors)
@@ -305,6 +314,7 @@ class ContinuousEngine:
             workers=self.workers,
             attempt=self._setup.attempt + 1,
             replays=replays,
+            failures=failures,
         )
         self._identities, self.pids, self.hosts, self.finished = {}, {}, {}, set()
         self._addresses = {}

@@ -56,7 +56,7 @@ from sparkstorm.tasks.log_levels import LogLevels
 from sparkstorm.tasks.log_ring import LogRing
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.process_usage import ProcessUsage, usage
-from sparkstorm.tasks.spout_task import SpoutTask
+from sparkstorm.tasks.spout_task import Failures, SpoutTask
 from sparkstorm.tasks.stacks import thread_stacks
 from sparkstorm.tasks.task_runner import BoltTask
 from sparkstorm.tasks.task_state import snapshot
@@ -237,6 +237,7 @@ class Worker:
         simulated: bool = False,
         replays: Sources | None = None,
         keys: RunKeys | None = None,
+        failures: Failures | None = None,
     ) -> None:
         self.plan, self.index, self.seed, self.epoch = plan, index, seed, epoch
         self.attempt = attempt
@@ -298,6 +299,9 @@ class Worker:
             if isinstance(spout.spout, DriverFed):
                 spout.spout.detach()
                 self.fed.setdefault(spout.spout.feeder_key, spout.spout)
+        for task, failed in (failures or {}).items():  # an earlier start's
+            if task in self.spouts:
+                self.spouts[task].carry_failures(*failed)
         if replays:  # a restart: messages committed already are acked, not emitted
             sources = CommittedSources(replays, plan.conf[TOPOLOGY_MESSAGE_TIMEOUT_SECS])
             for spout in self.spouts.values():
@@ -647,6 +651,7 @@ class Worker:
             self._cpu, self._cpu_text = None, text
         for spout in self.spouts.values():
             spout.collector.hand_over(self.errors, self.debug)
+            spout.note_failed_keys()
         stats = [s.stats for s in self.spouts.values()] + [t.stats for t in self.bolts.values()]
         report = WorkerReport(
             self.index,

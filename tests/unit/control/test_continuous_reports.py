@@ -1,5 +1,7 @@
 """What the continuous driver keeps of its workers' reports across a lost stage.
 
+A spout task's failures for good move to its next start, which a replay there settles.
+
 Between a loss and the restart, the lost stage's surviving workers still report until
 they are told to stop. Their figures were retired with the stage; kept, they stood for
 the new workers' tasks: an acker's unready trees of the old stage stalled the first
@@ -24,6 +26,8 @@ def runtime(restarting: bool) -> SimpleNamespace:
         _failure=None,
         restarting=restarting,
         _before={},
+        _failures_before={},
+        _lost_stats=[],
         captured=SimpleNamespace(add=list),
         debugging=SimpleNamespace(note=list),
         kept=kept,
@@ -64,3 +68,37 @@ def test_a_running_stage_keeps_its_newest_figures():
     ContinuousRuntime.take_report(running, report(acker(500, 11)))  # type: ignore[arg-type]
     ContinuousRuntime.take_report(running, report(acker(400, 0)))  # type: ignore[arg-type]
     assert running.latest_stats[1].unready == 11  # an older report never wins
+
+
+def spout(failed: dict[str, int], keys: dict[str, str], acked: int = 0) -> TaskStats:
+    stats = TaskStats("sentences", 3)
+    stats.acked, stats.failed_for_good, stats.failed_keys = acked, failed, keys
+    return stats
+
+
+def test_a_lost_spout_tasks_failures_for_good_count_once_and_move_to_its_next_start():
+    keeping = runtime(restarting=False)
+    ContinuousRuntime.take_report(
+        keeping, report(spout({"rollback": 2}, {"m1": "rollback", "m2": "rollback"}))
+    )  # type: ignore[arg-type]
+    ContinuousRuntime._retire_workers(keeping)  # type: ignore[arg-type]
+    assert keeping._failures_before == {3: ({"rollback": 2}, {"m1": "rollback", "m2": "rollback"})}
+    assert keeping._lost_stats[0].failed_for_good == {"rollback": 2}  # until the new start
+    assert keeping._lost_stats[0].failed_keys == {}  # said once, not kept twice
+
+    # the new start took them on (its counts start from them) and settled m1's replay
+    new = spout({"rollback": 1}, {"m2": "rollback"}, acked=1)
+    ContinuousRuntime.take_report(keeping, report(new))  # type: ignore[arg-type]
+    assert keeping._failures_before == {}
+    assert keeping._lost_stats[0].failed_for_good == {}
+    assert keeping.latest_stats[3].failed_for_good == {"rollback": 1}
+
+
+def test_a_start_lost_before_it_reported_passes_the_failures_on_as_they_were():
+    keeping = runtime(restarting=False)
+    lost = spout({"explicit": 1}, {"m9": "explicit"})
+    ContinuousRuntime.take_report(keeping, report(lost))  # type: ignore[arg-type]
+    ContinuousRuntime._retire_workers(keeping)  # type: ignore[arg-type]
+    ContinuousRuntime._retire_workers(keeping)  # lost again before a report of its own
+    assert keeping._failures_before == {3: ({"explicit": 1}, {"m9": "explicit"})}
+    assert keeping._lost_stats[0].failed_for_good == {"explicit": 1}

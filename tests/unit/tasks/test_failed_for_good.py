@@ -6,9 +6,12 @@ under another msg id; its ``message_key`` names the message in both.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from sparkstorm import Bolt, Fields, Spout, TopologyBuilder, run
+from sparkstorm.tasks import spout_task
+from sparkstorm.tasks.spout_task import SpoutTask
 
 
 class Redelivering(Spout):
@@ -71,3 +74,19 @@ def test_a_replay_under_a_new_msg_id_with_the_same_message_key_was_replayed():
 def test_without_a_message_key_a_new_msg_id_is_another_message():
     stats = spout_stats(keyed=False)  # nothing says the replays are the same messages
     assert stats["failed_for_good"] == {"explicit": 5} and stats["replayed_acked"] == 0
+
+
+def noted(failed_last: dict[Any, str]) -> dict[Any, str]:
+    """The failed keys a continuous spout task's report would carry."""
+    task = SimpleNamespace(_failed_last=failed_last, stats=SimpleNamespace())
+    SpoutTask.note_failed_keys(task)  # type: ignore[arg-type]
+    return task.stats.failed_keys
+
+
+def test_a_report_carries_the_failed_keys_that_surely_pickle_up_to_a_bound(monkeypatch):
+    keys = {"m1": "explicit", 7: "timeout", ("orders", 3, 41): "rollback", b"k": "explicit"}
+    assert noted(keys) == keys
+    odd = {object(): "explicit", ("orders", object()): "timeout", 2.5: "explicit"}
+    assert noted({**odd, 7: "timeout"}) == {7: "timeout"}  # the rest stay counted
+    monkeypatch.setattr(spout_task, "FAILED_KEYS_CARRIED", 3)
+    assert noted({n: "explicit" for n in range(5)}) == {0: "explicit", 1: "explicit", 2: "explicit"}
