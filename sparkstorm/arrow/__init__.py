@@ -12,9 +12,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from sparkstorm.topology.columnar import ArrowBolt, ArrowSpout, StatefulArrowBolt
+from sparkstorm.topology.columnar import (
+    ArrowBolt,
+    ArrowSpout,
+    ArrowWindow,
+    StatefulArrowBolt,
+    WindowedArrowBolt,
+)
 
-__all__ = ["ArrowBolt", "ArrowSpout", "KafkaArrowBolt", "KafkaArrowSpout", "StatefulArrowBolt"]
+__all__ = [
+    "ArrowBolt",
+    "ArrowSpout",
+    "ArrowWindow",
+    "KafkaArrowBolt",
+    "KafkaArrowSpout",
+    "StatefulArrowBolt",
+    "WindowedArrowBolt",
+]
 
 
 def __getattr__(name: str) -> Any:

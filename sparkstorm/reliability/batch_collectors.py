@@ -12,7 +12,7 @@ root as every ack is. No Python call is made per row, except the spout's own ``a
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -235,10 +235,29 @@ class BatchOutputCollector(OutputCollector):
     ) -> int:
         stream = route.stream_id
         n = int(batch.num_rows)
-        parents = _anchor_arrays(anchors, n, self._component_id, stream)
+        parents = anchor_arrays(anchors, n, self._component_id, stream)
         source = self.input_of(of) if parents else None
-        if source is not None:
-            _check_anchor_rows(parents, source.num_rows, self._component_id, stream)
+        if source is None:
+            return self.send_rows(route, direct, batch, None)
+        check_anchor_rows(parents, source.num_rows, self._component_id, stream)
+        return self.send_rows(
+            route, direct, batch, lambda rows: self._anchor(source, parents, rows)
+        )
+
+    def send_rows(
+        self,
+        route: StreamRoute,
+        direct: int | None,
+        batch: pa.RecordBatch,
+        linker: Callable[[Any], Links] | None,
+    ) -> int:
+        """Send ``batch`` (checked) to its targets, anchored by ``linker``.
+
+        ``linker`` gives the links of the output rows one target gets (an int array of
+        them); None: unanchored.
+        """
+        stream = route.stream_id
+        n = int(batch.num_rows)
         shares = batch_targets(route, batch, self._counter) if direct is None else [(direct, None)]
         self._counter += n
         self.emitted += n
@@ -248,8 +267,8 @@ class BatchOutputCollector(OutputCollector):
         for target, rows in shares:
             part = batch if rows is None else batch.take(rows)
             links = None
-            if source is not None and self._n_ackers:
-                links = self._anchor(source, parents, np.arange(n) if rows is None else rows)
+            if linker is not None and self._n_ackers:
+                links = linker(np.arange(n) if rows is None else rows)
             self._out.append((target, RowBatch(part, fields, component, stream, task, links)))
             self.transferred += part.num_rows
             route.transferred += part.num_rows
@@ -284,7 +303,7 @@ class BatchOutputCollector(OutputCollector):
             return Links.empty()
         if len(parts) == 1:
             return parts[0]
-        return _combined(parts)
+        return combined_links(parts)
 
     def ack_batch(self, batch: pa.RecordBatch | None = None) -> None:
         """Ack every row of ``batch`` (the one being executed by default).
@@ -308,6 +327,10 @@ class BatchOutputCollector(OutputCollector):
         rows = self._rows(source, mask, "fail")
         why = FailReason("explicit", self._component_id, self._task_id, reason)
         self._fail(source, rows, why)
+
+    def fail_rows_with(self, source: RowBatch, rows: Any, reason: FailReason) -> None:
+        """Fail ``source``'s ``rows`` (a bool a row, each unsettled) with ``reason``."""
+        self._fail(source, rows, reason)
 
     def fail_unsettled(self, source: RowBatch, reason: FailReason) -> None:
         """Fail every row of ``source`` not settled yet (``execute_batch`` raised)."""
@@ -388,7 +411,7 @@ class BatchOutputCollector(OutputCollector):
             self._to_acker(root, ACKER_FAIL_STREAM_ID, FAIL_FIELDS, [root, reason])
 
 
-def _anchor_arrays(anchors: Anchors, n: int, component: str, stream: str) -> list[Any]:
+def anchor_arrays(anchors: Anchors, n: int, component: str, stream: str) -> list[Any]:
     """``anchors`` as a list of int arrays of ``n`` entries (-1: no anchor there)."""
     if anchors is None:
         return []
@@ -409,7 +432,7 @@ def _anchor_arrays(anchors: Anchors, n: int, component: str, stream: str) -> lis
     return out
 
 
-def _check_anchor_rows(parents: list[Any], rows: int, component: str, stream: str) -> None:
+def check_anchor_rows(parents: list[Any], rows: int, component: str, stream: str) -> None:
     """Every anchor names a row of the input batch (or is -1: no anchor)."""
     for values in parents:
         wrong = (values < -1) | (values >= rows)
@@ -431,7 +454,7 @@ def _by_row(links: Links, rows: int) -> tuple[Any, Any, Any]:
     return firsts, counts, order
 
 
-def _combined(parts: list[Links]) -> Links:
+def combined_links(parts: list[Links]) -> Links:
     """Links of several anchors, one per (row, root): a root reached twice XORs its edges."""
     rows = np.concatenate([p.rows for p in parts])
     roots = np.concatenate([p.roots for p in parts])

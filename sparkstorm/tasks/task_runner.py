@@ -21,6 +21,7 @@ from sparkstorm.reliability.batch_collectors import BatchOutputCollector
 from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollector
 from sparkstorm.reliability.debug import note_bolt_calls
 from sparkstorm.reliability.ids import id_source
+from sparkstorm.tasks.arrow_windowed import ArrowWindowExecutor
 from sparkstorm.tasks.columns import as_batches, as_tuples, fed_batches
 from sparkstorm.tasks.hooks import Hooks, add_auto_hooks, hook_bolt_outcomes, hook_emits
 from sparkstorm.tasks.input_stats import (
@@ -40,7 +41,7 @@ from sparkstorm.tasks.stateful import (
     StatefulOutputCollector,
 )
 from sparkstorm.tasks.windowed import PersistentWindowExecutor, WindowedBoltExecutor
-from sparkstorm.topology.columnar import ArrowBolt
+from sparkstorm.topology.columnar import ArrowBolt, WindowedArrowBolt, takes_batches
 from sparkstorm.topology.components import BasicBolt, Bolt, Component, is_stateful
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.hooks import BoltExecuteInfo
@@ -120,7 +121,7 @@ class BoltTask:
         stateful = task_id in plan.stateful_tasks
         debug = self.conf[TOPOLOGY_DEBUG] and component_id != ACKER_COMPONENT_ID
         spec = plan.components.get(component_id)
-        self.columnar = spec is not None and isinstance(spec.obj, ArrowBolt)
+        self.columnar = spec is not None and takes_batches(spec.obj)
         """An Arrow bolt: it executes record batches."""
         self.fed_batches = not self.columnar and fed_batches(plan, component_id)
         """A tuple bolt with an Arrow stream upstream: its rows come as tuples."""
@@ -160,6 +161,8 @@ class BoltTask:
             executor = StatefulBoltExecutor(PersistentWindowExecutor(obj), obj)
         elif is_stateful(obj):
             executor = StatefulBoltExecutor(self.bolt, obj)
+        elif isinstance(obj, WindowedArrowBolt):
+            executor = ArrowWindowExecutor(obj)
         elif is_windowed(obj):
             executor = WindowedBoltExecutor(obj)
         if executor is not None:
@@ -271,7 +274,7 @@ class BoltTask:
     def _run_batches(self, tuples: list[Tuple]) -> int:
         """An Arrow bolt's turn: each record batch to ``execute_batch``; rows executed."""
         bolt, collector = self.bolt, self.collector
-        assert isinstance(bolt, ArrowBolt | StatefulBoltExecutor)
+        assert isinstance(bolt, ArrowBolt | StatefulBoltExecutor | ArrowWindowExecutor)
         assert isinstance(collector, BatchOutputCollector)
         rows, wall = 0, time.time
         for item in as_batches(tuples):

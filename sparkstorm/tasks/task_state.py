@@ -15,6 +15,7 @@ from typing import Any
 from sparkstorm.errors import ComponentStateError
 from sparkstorm.reliability.collectors import BasicOutputCollector
 from sparkstorm.state.key_value import KeyValueState
+from sparkstorm.tasks.arrow_windowed import WindowedBatchCollector
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.pickling import dumps
 from sparkstorm.tasks.stateful import StatefulBoltExecutor
@@ -45,7 +46,9 @@ def _is_engine_owned(value: Any, task: BoltTask) -> bool:
         value is task.collector
         or value is task.context
         or value is task.conf
-        or isinstance(value, BasicOutputCollector | WindowedOutputCollector)
+        or isinstance(
+            value, BasicOutputCollector | WindowedOutputCollector | WindowedBatchCollector
+        )
         or is_shared(value)
     )
 

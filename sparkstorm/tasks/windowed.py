@@ -300,7 +300,7 @@ class WindowedBoltExecutor(Bolt):
     def _release(self, tup: Tuple) -> None:
         self.collector.ack(tup)
 
-    WINDOW_STATE = (
+    WINDOW_STATE: tuple[str, ...] = (
         "buffer",
         "expired",
         "fresh",

@@ -11,9 +11,11 @@ declared fields) and a plain ``Bolt`` an Arrow stream (one ``Tuple`` a row).
 from __future__ import annotations
 
 from abc import abstractmethod
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from sparkstorm.topology.components import Bolt, Spout, _StatefulHooks
+from sparkstorm.topology.windowing import WindowedBolt
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -114,6 +116,101 @@ class StatefulArrowBolt(_StatefulHooks, ArrowBolt):
     """
 
 
+class ArrowWindow:
+    """The rows of one window, as tables, and how it differs from the window before.
+
+    Each part is a ``pyarrow.Table`` of the input's columns, oldest row first, made
+    when asked for. A row's position in :meth:`get` is what ``emit_batch``'s
+    ``anchors`` name.
+
+    .. versionadded:: 0.5.0
+    """
+
+    def __init__(
+        self,
+        table_of: Callable[[list[int]], pa.Table],
+        rows: list[int],
+        new: list[int],
+        expired: list[int],
+        start_timestamp: float | None,
+        end_timestamp: float,
+    ) -> None:
+        self._table_of, self._rows, self._new, self._expired = table_of, rows, new, expired
+        self._tables: dict[str, pa.Table] = {}
+        self.start_timestamp = start_timestamp
+        """The window's start (exclusive), as ``TupleWindow``'s; None for a count window."""
+        self.end_timestamp = end_timestamp
+        """The window's end (inclusive), as ``TupleWindow``'s."""
+
+    def get(self) -> pa.Table:
+        """Every row in the window, oldest first."""
+        return self._part("rows", self._rows)
+
+    def get_new(self) -> pa.Table:
+        """The rows that arrived since the last window."""
+        return self._part("new", self._new)
+
+    def get_expired(self) -> pa.Table:
+        """The rows of the last window that are not in this one (already acked)."""
+        return self._part("expired", self._expired)
+
+    def _part(self, name: str, rows: list[int]) -> pa.Table:
+        table = self._tables.get(name)
+        if table is None:
+            table = self._tables[name] = self._table_of(rows)
+        return table
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __repr__(self) -> str:
+        return (
+            f"ArrowWindow({len(self._rows)} rows, {len(self._new)} new, "
+            f"{len(self._expired)} expired, end {self.end_timestamp!r})"
+        )
+
+
+class WindowedArrowBolt(WindowedBolt):
+    """A windowed bolt over columns: each window comes as an :class:`ArrowWindow`.
+
+    Storm's windowing (``with_window``, ``with_tumbling_window``, count or duration,
+    event time with ``with_timestamp_field``, ``with_lag`` and a late-row stream), its
+    inputs taken as record batches and kept as such. Every input row is acked once it
+    has left every window it can be in, as a windowed bolt's tuples are; a window whose
+    ``execute`` raises fails its rows. ``collector.emit_batch(batch)`` anchors every
+    output row to every row of the window (Storm's windowed emit);
+    ``emit_batch(batch, anchors=rows)`` to the rows of ``window.get()`` at those
+    positions (-1: none). Its inputs share their columns (a window is one table); late
+    rows go, with those columns, on the stream named by ``with_late_tuple_stream``.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> import pyarrow.compute as pc
+    >>> from sparkstorm import Count
+    >>> class WindowCount(WindowedArrowBolt):
+    ...     def prepare(self, conf, context, collector):
+    ...         self.collector = collector
+    ...     def execute(self, window):
+    ...         tally = pc.value_counts(window.get()["word"].combine_chunks())
+    ...         out = pa.record_batch([tally.field("values"), tally.field("counts")],
+    ...                               names=["word", "count"])
+    ...         self.collector.emit_batch(out)  # anchored to the window's rows
+    >>> bolt = WindowCount().with_tumbling_window(Count(1000))
+
+    .. versionadded:: 0.5.0
+    """
+
+    @abstractmethod
+    def execute(self, window: ArrowWindow) -> None:  # type: ignore[override]
+        """Process one window; ``emit_batch`` without anchors anchors to its rows."""
+
+
 def is_columnar(obj: object) -> bool:
     """Whether ``obj`` is an Arrow component (it emits record batches)."""
-    return isinstance(obj, ArrowSpout | ArrowBolt)
+    return isinstance(obj, ArrowSpout | ArrowBolt | WindowedArrowBolt)
+
+
+def takes_batches(obj: object) -> bool:
+    """Whether ``obj`` is a bolt whose task takes its inputs as record batches."""
+    return isinstance(obj, ArrowBolt | WindowedArrowBolt)

@@ -1,10 +1,14 @@
-"""Windowed bolts for the windowing scenarios: each emits what its windows held."""
+"""Windowed bolts for the windowing scenarios: each emits what its windows held (the
+Arrow ones over columns, the same values)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pyarrow as pa
+
 from sparkstorm import Bolt, Fields, WindowedBolt
+from sparkstorm.arrow import WindowedArrowBolt
 
 
 class Recorder(WindowedBolt):
@@ -53,3 +57,54 @@ class HoldOne(Bolt):
 
     def declare_output_fields(self, declarer: Any) -> None:
         pass
+
+
+class ArrowRecorder(WindowedArrowBolt):
+    """:class:`Recorder` over columns: per window, a row of the first column's values of
+    ``get()``, ``get_new()``, ``get_expired()``, and the window's end."""
+
+    def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
+        self.collector = collector
+
+    def execute(self, window: Any) -> None:
+        parts = (window.get(), window.get_new(), window.get_expired())
+        values = [pa.array([part.column(0).to_pylist()]) for part in parts]
+        end = pa.array([window.end_timestamp], pa.float64())
+        names = ["window", "new", "expired", "end"]
+        self.collector.emit_batch(pa.record_batch([*values, end], names=names))
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("window", "new", "expired", "end"))
+        declarer.declare_stream("late", Fields("x", "ts"))  # late rows keep their columns
+
+
+class ArrowRaises(WindowedArrowBolt):
+    """:class:`Raises` over columns."""
+
+    def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
+        self.collector = collector
+
+    def execute(self, window: Any) -> None:
+        values = window.get().column(0).to_pylist()
+        if "bad" in values:
+            msg = "a bad window"
+            raise RuntimeError(msg)
+        self.collector.emit_batch(pa.record_batch([pa.array([values])], names=["window"]))
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("window"))
+
+
+class ArrowEcho(WindowedArrowBolt):
+    """Emits each row of a window, anchored to that row alone (``anchors=rows``)."""
+
+    def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
+        self.collector = collector
+
+    def execute(self, window: Any) -> None:
+        rows = window.get()
+        out = pa.record_batch([rows.column(0).combine_chunks()], names=["x"])
+        self.collector.emit_batch(out, anchors=pa.array(range(rows.num_rows)))
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("x"))
