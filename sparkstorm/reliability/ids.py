@@ -37,6 +37,10 @@ def id_source(seed: int, superstep: int, task_id: int, hop: int = 0) -> Callable
     return partial(random.Random(mixed).getrandbits, 64)
 
 
+IDS_PER_DRAW = 1 << 24
+"""Ids drawn per ``getrandbits`` call: the same bits as one call, in pieces it can take."""
+
+
 def ids_of(next_id: Callable[[], int], n: int) -> Any:
     """``n`` ids of ``next_id``'s sequence at once, as a uint64 array.
 
@@ -46,6 +50,11 @@ def ids_of(next_id: Callable[[], int], n: int) -> Any:
     if n <= 0:
         return np.zeros(0, np.uint64)
     if isinstance(next_id, partial) and next_id.func.__name__ == "getrandbits":
-        bits = next_id.func.__self__.getrandbits(64 * n)  # type: ignore[attr-defined]
-        return np.frombuffer(bits.to_bytes(8 * n, "little"), np.uint64).copy()
+        draw = next_id.func.__self__.getrandbits  # type: ignore[attr-defined]
+        parts = []
+        for start in range(0, n, IDS_PER_DRAW):  # its bit count is a C int
+            count = min(IDS_PER_DRAW, n - start)
+            bits = draw(64 * count).to_bytes(8 * count, "little")
+            parts.append(np.frombuffer(bits, np.uint64))
+        return parts[0].copy() if len(parts) == 1 else np.concatenate(parts)
     return np.fromiter((next_id() for _ in range(n)), np.uint64, n)

@@ -1,3 +1,4 @@
+from sparkstorm.reliability import ids
 from sparkstorm.reliability.ids import id_source
 
 
@@ -18,3 +19,10 @@ def test_ids_are_64_bit():
     values = [ids() for _ in range(1000)]
     assert all(0 <= v < 2**64 for v in values)
     assert max(values) > 2**63  # the high bit is used
+
+
+def test_ids_drawn_in_pieces_are_the_ids_of_one_draw(monkeypatch):
+    """A draw's bit count is a C int: more than 2**25 ids at once come in pieces, the same."""
+    whole = ids.ids_of(ids.id_source(1, 2, 3), 1000)
+    monkeypatch.setattr(ids, "IDS_PER_DRAW", 7)
+    assert (ids.ids_of(ids.id_source(1, 2, 3), 1000) == whole).all()
