@@ -150,14 +150,7 @@ class KafkaArrowSpout(ArrowSpout, KafkaSpout):
             if len(kept) == len(records):  # pragma: no cover - pyarrow and Python agree
                 raise
             return self._decoded(kept) if kept else (None, [])
-        columns = [
-            pa.array([r.topic() for r in records], pa.string()),
-            pa.array([r.partition() for r in records], pa.int32()),
-            pa.array([r.offset() for r in records], pa.int64()),
-            key_text,
-            value_text,
-        ]
-        return pa.RecordBatch.from_arrays(columns, schema=SCHEMA), records
+        return records_batch(records, key_text, value_text), records
 
     def _decodable(self, record: Any) -> bool:
         """Whether ``record``'s key and value are UTF-8; if not, it is dead-lettered."""
@@ -357,3 +350,18 @@ def _same(written: Any, reported: bytes | None) -> bool:
     if written is None or reported is None:
         return written is reported
     return (written.encode("utf-8") if isinstance(written, str) else written) == reported
+
+
+def records_batch(records: list[Any], keys: pa.Array, values: pa.Array) -> pa.RecordBatch:
+    """Kafka ``records`` as columns ``topic, partition, offset, key, value``.
+
+    Their ``keys`` and ``values`` come as columns already (text, or bytes).
+    """
+    columns = [
+        pa.array([r.topic() for r in records], pa.string()),
+        pa.array([r.partition() for r in records], pa.int32()),
+        pa.array([r.offset() for r in records], pa.int64()),
+        keys,
+        values,
+    ]
+    return pa.RecordBatch.from_arrays(columns, names=SCHEMA.names)

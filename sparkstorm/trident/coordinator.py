@@ -266,9 +266,9 @@ class Coordinator(Spout, ChecksSubmission, HoldsWork, UsesRunMemory):
                 return False
             batch.unkept |= bool(emitted)
             batch.replayed |= emitted is False
-            rows[tx_id] = collector.emitted
+            rows[tx_id] = collector.part()  # rows, or a columnar spout's record batch
         self.watch.emitted(batch.txid, batch.attempt, sum(map(len, rows.values())))
-        batch.empty = not any(rows.values())
+        batch.empty = not any(len(part) for part in rows.values())
         if batch.empty:
             batch.state = PROCESSED
             return True

@@ -83,15 +83,43 @@ class TridentCollector:
     .. versionadded:: 0.3.0
     """
 
-    __slots__ = ("emitted", "errors")
+    __slots__ = ("batches", "emitted", "errors")
 
     def __init__(self) -> None:
         self.emitted: list[list[Any]] = []
         self.errors: list[BaseException] = []
+        self.batches: list[Any] = []
+        """Record batches a columnar spout emitted (``emit_batch``)."""
 
     def emit(self, values: Sequence[Any]) -> None:
         """Emit ``values`` (the operation's output fields, in order)."""
         self.emitted.append(list(values))
+
+    def emit_batch(self, batch: Any) -> None:
+        """Emit the rows of a ``pyarrow.RecordBatch`` of the output fields.
+
+        A spout's columns: its batch partition stays columns, with no tuple a row.
+        """
+        self.batches.append(batch)
+
+    def part(self) -> Any:
+        """What was emitted, as a batch partition.
+
+        The record batches as one, when only batches of one schema were emitted; else
+        rows (the batches' first).
+        """
+        if not self.batches:
+            return self.emitted
+        import pyarrow as pa
+
+        from sparkstorm.trident.columnar import as_rows
+
+        batches = [b for b in self.batches if b.num_rows]
+        if not self.emitted and len({b.schema for b in batches}) <= 1:
+            if not batches:
+                return []
+            return batches[0] if len(batches) == 1 else pa.concat_batches(batches)
+        return [row for batch in self.batches for row in as_rows(batch)] + self.emitted
 
     def report_error(self, error: BaseException) -> None:
         """Report ``error`` without failing the batch (as a bolt's ``report_error``)."""

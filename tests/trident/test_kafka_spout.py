@@ -11,18 +11,23 @@ from __future__ import annotations
 import uuid
 from collections import Counter
 
+import pyarrow as pa
 import pytest
 import redis
 
 from sparkstorm import Fields, InvalidTopologyError
 from sparkstorm.connectors.kafka_trident import (
+    KafkaArrowTridentSpoutOpaque,
+    KafkaArrowTridentSpoutTransactional,
     KafkaTridentSpoutOpaque,
     KafkaTridentSpoutTransactional,
 )
 from sparkstorm.trident import Count, TridentTopology
 from sparkstorm.trident.state.redis import RedisMapState
+from sparkstorm.trident.tuple import TridentCollector
 from tests.conftest import REDIS_URL
 from tests.trident.ops import FailOnceOn, FlakyMap, Split
+from tests.trident.test_columns import ArrowSplit
 from tests.trident.test_map_states import stored_counts
 
 pytestmark = pytest.mark.services
@@ -36,11 +41,12 @@ def names():
     client.delete(f"sparkstorm:trident:{name}", *client.keys(f"{name}:*"))
 
 
-def word_count(spout, factory, marker: str = "") -> TridentTopology:
+def word_count(spout, factory, marker: str = "", columns: bool = False) -> TridentTopology:
     """The count; with ``marker``, the batch that first meets ``w5`` fails once (and is
-    emitted again from its offset ranges)."""
+    emitted again from its offset ranges). ``columns``: split with pyarrow."""
     topology = TridentTopology()
-    words = topology.new_stream("records", spout).each(Fields("value"), Split(), Fields("token"))
+    split = ArrowSplit() if columns else Split()
+    words = topology.new_stream("records", spout).each(Fields("value"), split, Fields("token"))
     if marker:
         words = words.each(Fields("token"), FailOnceOn("w5", marker), Fields("word"))
     else:
@@ -56,7 +62,13 @@ def word_count(spout, factory, marker: str = "") -> TridentTopology:
 
 @pytest.mark.parametrize(
     ("kind", "spout_class"),
-    [("transactional", KafkaTridentSpoutTransactional), ("opaque", KafkaTridentSpoutOpaque)],
+    [
+        ("transactional", KafkaTridentSpoutTransactional),
+        ("opaque", KafkaTridentSpoutOpaque),
+        ("transactional", KafkaArrowTridentSpoutTransactional),
+        ("opaque", KafkaArrowTridentSpoutOpaque),
+    ],
+    ids=["transactional", "opaque", "transactional-columns", "opaque-columns"],
 )
 def test_a_topic_counted_exactly_once_through_failures_and_a_restart(
     kind,
@@ -81,7 +93,8 @@ def test_a_topic_counted_exactly_once_through_failures_and_a_restart(
         spout = spout_class(kafka.bootstrap, topic, names, max_batch_size=50)
         factory = FlakyMap(getattr(RedisMapState, kind)(REDIS_URL, names))
         marker = str(tmp_path / f"failed-{len(part)}")
-        topology = word_count(spout, factory, marker)
+        columns = "Arrow" in spout_class.__name__
+        topology = word_count(spout, factory, marker, columns)
         cluster.submit_topology("kafka-counts", conf, topology.build())
         cluster.wait_until_idle()
         cluster.kill_topology("kafka-counts")
@@ -96,3 +109,28 @@ def test_an_opaque_spout_into_a_transactional_map_is_refused(kafka, names):
     topology = word_count(spout, RedisMapState.transactional(REDIS_URL, names))
     with pytest.raises(InvalidTopologyError, match="the opaque spout 'records' feeds"):
         topology.build()
+
+
+def test_a_columnar_spout_emits_a_partitions_records_as_one_record_batch(kafka, names):
+    """Text columns; a batch holding a record that is not UTF-8 has bytes, and a batch
+    partition of batches of two schemas goes on as rows."""
+    topic = kafka.topic(partitions=1)
+    kafka.produce(topic, [b"a b", b"c"], partition=0)
+    spout = KafkaArrowTridentSpoutTransactional(kafka.bootstrap, topic, names)
+    emitter = spout.get_emitter({}, None)
+    try:
+        records, first, last = emitter.read_after(f"{topic}/0", None)
+        collector = TridentCollector()
+        emitter.emit_records(collector, records)
+        part = collector.part()
+        assert isinstance(part, pa.RecordBatch), part
+        assert part.schema.names == ["topic", "partition", "offset", "key", "value"]
+        assert part.column("value").to_pylist() == ["a b", "c"] and (first, last) == (0, 1)
+        kafka.produce(topic, [b"\xff"], partition=0)
+        odd, _, _ = emitter.read_after(f"{topic}/0", {"from": 0, "to": 1})
+        emitter.emit_records(collector, odd)
+        assert collector.batches[-1].column("value").to_pylist() == [b"\xff"]
+        rows = collector.part()  # text and bytes: one partition of rows
+        assert [row[4] for row in rows] == ["a b", "c", b"\xff"]
+    finally:
+        emitter.close()

@@ -19,6 +19,7 @@ import redis
 
 from sparkstorm import Fields, InvalidTopologyError
 from sparkstorm.connectors.redis_streams_trident import (
+    RedisStreamArrowTridentSpout,
     RedisStreamOpaqueTridentSpout,
     RedisStreamTridentSpout,
 )
@@ -27,6 +28,7 @@ from sparkstorm.trident.progress import Progress
 from sparkstorm.trident.state.redis import RedisMapState
 from tests.conftest import REDIS_URL
 from tests.trident.ops import FlakyMap, SplitData
+from tests.trident.test_columns import ArrowSplit
 from tests.trident.test_map_states import stored_counts
 
 pytestmark = pytest.mark.services
@@ -40,12 +42,16 @@ def names():
     client.delete(name, f"sparkstorm:trident:{name}", *client.keys(f"{name}:*"))
 
 
-def word_count(name: str, spout, factory) -> TridentTopology:
+def word_count(name: str, spout, factory, columns: bool = False) -> TridentTopology:
+    """The count; ``columns``: a columnar spout, its sentences split with pyarrow."""
     topology = TridentTopology()
+    stream = topology.new_stream("stream", spout)
+    if columns:
+        words = stream.each(Fields("sentence"), ArrowSplit(), Fields("word"))
+    else:
+        words = stream.each(Fields("data"), SplitData(), Fields("word"))
     (
-        topology.new_stream("stream", spout)
-        .each(Fields("data"), SplitData(), Fields("word"))
-        .parallelism_hint(2)
+        words.parallelism_hint(2)
         .group_by(Fields("word"))
         .persistent_aggregate(factory, Count(), Fields("count"))
         .parallelism_hint(2)
@@ -53,9 +59,11 @@ def word_count(name: str, spout, factory) -> TridentTopology:
     return topology
 
 
-@pytest.mark.parametrize("engine", ["local", "continuous"])
+@pytest.mark.parametrize(
+    ("engine", "columns"), [("local", False), ("continuous", False), ("continuous", True)]
+)
 def test_a_stream_counted_exactly_once_through_failures_and_a_restart(
-    engine, cluster_factory, names
+    engine, columns, cluster_factory, names
 ):
     client = redis.Redis.from_url(REDIS_URL)
     sentences = [f"w{i % 13} w{i % 7} common" for i in range(600)]
@@ -68,9 +76,13 @@ def test_a_stream_counted_exactly_once_through_failures_and_a_restart(
     for part in (sentences[:400], sentences[400:]):
         for sentence in part:
             client.xadd(names, {"sentence": sentence})
-        spout = RedisStreamTridentSpout(REDIS_URL, names, max_batch_size=50)
+        if columns:
+            spout = RedisStreamArrowTridentSpout(REDIS_URL, names, ["sentence"], max_batch_size=50)
+        else:
+            spout = RedisStreamTridentSpout(REDIS_URL, names, max_batch_size=50)
         factory = FlakyMap(RedisMapState.transactional(REDIS_URL, names))
-        cluster.submit_topology("stream-counts", conf, word_count(names, spout, factory).build())
+        topology = word_count(names, spout, factory, columns)
+        cluster.submit_topology("stream-counts", conf, topology.build())
         cluster.wait_until_idle()
         cluster.kill_topology("stream-counts")
     expected = Counter(w for s in sentences for w in s.split())
