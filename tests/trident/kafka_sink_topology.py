@@ -20,7 +20,7 @@ from sparkstorm.connectors.kafka_trident import (
     TridentKafkaStateFactory,
     TridentKafkaStateUpdater,
 )
-from sparkstorm.trident import BaseFunction, TridentTopology
+from sparkstorm.trident import BaseArrowFunction, BaseFunction, TridentTopology
 
 
 class Where(BaseFunction):
@@ -28,6 +28,18 @@ class Where(BaseFunction):
 
     def execute(self, tup, collector):
         collector.emit([f"{tup[0]}:{tup[1]}"])
+
+
+class ArrowWhere(BaseArrowFunction):
+    """:class:`Where` in columns: ``partition:offset`` of each row, with pyarrow."""
+
+    def execute_batch(self, batch):
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        text = [pc.cast(batch.column(i), pa.string()) for i in (0, 1)]
+        line = pc.binary_join_element_wise(*text, ":")
+        return pa.record_batch([line], names=["line"]), pa.array(range(batch.num_rows))
 
 
 def topology() -> tuple[Any, Config]:

@@ -22,6 +22,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from sparkstorm import Fields, InvalidTopologyError
 from sparkstorm.connectors.kafka_trident import (
+    KafkaArrowTridentSpoutTransactional,
     KafkaProgress,
     KafkaTridentSpoutOpaque,
     KafkaTridentSpoutTransactional,
@@ -33,7 +34,7 @@ from tests.conftest import REDIS_URL
 from tests.run_process import ROOT, RunProcess, spark_python_workers
 from tests.test_cli import sparkstorm
 from tests.test_control import run_dir  # noqa: F401 (the run folder fixture)
-from tests.trident.kafka_sink_topology import Where
+from tests.trident.kafka_sink_topology import ArrowWhere, Where
 
 pytestmark = pytest.mark.services
 TARGET = str(ROOT / "tests/trident/kafka_sink_topology.py") + ":topology"
@@ -147,14 +148,20 @@ class FailsOnceAfterWriting(TridentKafkaStateUpdater):
             raise ConnectionError(msg)
 
 
-@pytest.mark.parametrize(("transactional", "once"), [(True, True), (False, False)])
+@pytest.mark.parametrize(
+    ("transactional", "once", "columns"),
+    [(True, True, False), (False, False, False), (True, True, True)],
+    ids=["transactional", "at-least-once", "transactional-columns"],
+)
 def test_a_batch_failed_after_writing_is_read_once_only_from_a_transactional_sink(
-    kafka, name, cluster_factory, tmp_path, transactional, once
+    kafka, name, cluster_factory, tmp_path, transactional, once, columns
 ):
     """A batch half committed (one partition of the sink committed it, the other failed)
     is replayed: the partition that committed skips it, the other writes its share,
     dealt as the first attempt was. The negative control: an at-least-once sink writes
-    the failed attempt's tuples too."""
+    the failed attempt's tuples too. ``columns``: Kafka to Kafka in columns (a columnar
+    spout, a columnar function)."""
+    spout_class = KafkaArrowTridentSpoutTransactional if columns else KafkaTridentSpoutTransactional
     source, sink = kafka.topic(partitions=2), kafka.topic(partitions=2)
     kafka.produce(source, [f"r{i}".encode() for i in range(60)], partition=0)
     factory = TridentKafkaStateFactory(
@@ -162,10 +169,8 @@ def test_a_batch_failed_after_writing_is_read_once_only_from_a_transactional_sin
     )
     topology = TridentTopology()
     (
-        topology.new_stream(
-            "records", KafkaTridentSpoutTransactional(kafka.bootstrap, source, name)
-        )
-        .each(Fields("partition", "offset"), Where(), Fields("line"))
+        topology.new_stream("records", spout_class(kafka.bootstrap, source, name))
+        .each(Fields("partition", "offset"), ArrowWhere() if columns else Where(), Fields("line"))
         .partition_persist(factory, Fields("line"), FailsOnceAfterWriting(str(tmp_path / "f")))
         .parallelism_hint(2)
     )
