@@ -17,6 +17,7 @@ from sparkstorm.topology.columnar import (
     ArrowSpout,
     ArrowWindow,
     StatefulArrowBolt,
+    StatefulWindowedArrowBolt,
     WindowedArrowBolt,
 )
 
@@ -27,6 +28,7 @@ __all__ = [
     "KafkaArrowBolt",
     "KafkaArrowSpout",
     "StatefulArrowBolt",
+    "StatefulWindowedArrowBolt",
     "WindowedArrowBolt",
 ]
 

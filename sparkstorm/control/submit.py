@@ -11,12 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from sparkstorm.config import TOPOLOGY_NAME, check_key, check_value, resolve
-from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.state.signing import fill_state_secret
 from sparkstorm.tasks.windowed import check_windowed
 from sparkstorm.topology.builder import Topology
-from sparkstorm.topology.columnar import WindowedArrowBolt
-from sparkstorm.topology.components import ChecksSubmission, is_stateful
+from sparkstorm.topology.components import ChecksSubmission
 from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.windowing import WindowedBolt
 
@@ -36,12 +34,6 @@ def submitted(
         if isinstance(spec.obj, ChecksSubmission):
             spec.obj.check_submission(plan.component_conf(component_id))
         if isinstance(spec.obj, WindowedBolt):
-            if isinstance(spec.obj, WindowedArrowBolt) and is_stateful(spec.obj):
-                msg = (
-                    f"windowed Arrow bolt {component_id!r} is stateful: persistent windows "
-                    f"are not in columns yet; make it a StatefulWindowedBolt (tuples)"
-                )
-                raise InvalidTopologyError(msg, component=component_id)
             conf_of, stateful = plan.component_conf(component_id), bool(plan.stateful_tasks)
             check_windowed(component_id, spec.obj, conf_of, spec.streams, stateful)
     plan.captured_components()  # a name the topology does not have fails here

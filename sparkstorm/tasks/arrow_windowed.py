@@ -11,7 +11,7 @@ their stream as a batch.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -30,8 +30,12 @@ from sparkstorm.tasks.windowed import WindowedBoltExecutor
 from sparkstorm.topology.columnar import ArrowWindow, WindowedArrowBolt
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import DEFAULT_STREAM_ID
+from sparkstorm.topology.fields import Fields
 from sparkstorm.topology.row_batch import Links, RowBatch
 from sparkstorm.topology.windowing import Count
+
+if TYPE_CHECKING:
+    from sparkstorm.state.key_value import KeyValueState
 
 ROW_BITS = 32
 ROW_MASK = (1 << ROW_BITS) - 1
@@ -72,6 +76,15 @@ class WindowedBatchCollector:
             msg = f"windowed bolt {component!r} emitted outside execute(window)"
             raise InvalidTopologyError(msg, component=component, stream=stream)
         executor = self._executor
+        if not executor.anchors_to_window:  # a stateful window's: its inputs are acked
+            if anchors is not None:
+                msg = (
+                    f"stateful windowed bolt {component!r} emitted with anchors: its inputs "
+                    f"complete at checkpoints, not with windows, so its emits are not "
+                    f"anchored (as in Storm); emit without anchors"
+                )
+                raise InvalidTopologyError(msg, component=component, stream=stream)
+            return collector.send_rows(route, direct, batch, None)
         if anchors is None:
             parts = executor.by_batch(window)
             return collector.send_rows(
@@ -211,7 +224,7 @@ class ArrowWindowExecutor(WindowedBoltExecutor):
         new = [h for h in window if h in fresh]
         arrow = ArrowWindow(self.table_of, window, new, self.expired, start, end)
         windowed: WindowedBatchCollector = self.windowed  # type: ignore[assignment]
-        windowed.window = window if self.anchors_to_window else None
+        windowed.window = window
         try:
             self.delegate.execute(arrow)  # type: ignore[arg-type]
         except Exception as exc:
@@ -347,3 +360,99 @@ class ArrowWindowExecutor(WindowedBoltExecutor):
         super().restore_window_state(state)
         for source in self.batches.values():
             self.collector.held[id(source.batch)] = source
+
+
+class PersistentArrowWindowExecutor(ArrowWindowExecutor):
+    """The window manager of a :class:`StatefulWindowedArrowBolt`: its windows are state.
+
+    As ``PersistentWindowExecutor`` is for tuples: an input batch's rows are acked (their
+    acks held until a commit) as they arrive, and the batch is put in the task's window
+    state (``kv``) under its number; it is deleted from there once no row of it is in the
+    buffer or among the next window's expired rows. A checkpoint writes the batches that
+    came and went since the last one, and the clocks and which rows each list holds
+    (:meth:`window_state`, under ``"meta"``); a rollback rebuilds the windows from the
+    committed batches. Emits are not anchored, a stop fails nothing, and an exception in
+    ``execute`` rolls back.
+    """
+
+    anchors_to_window = False
+    META_KEY = "meta"
+    CLOCKS = ("arrived", "stream_max", "watermark", "last_end", "passed", "late", "next_batch")
+
+    def __init__(self, delegate: WindowedArrowBolt) -> None:
+        super().__init__(delegate)
+        self.kv: KeyValueState | None = None
+
+    def execute_batch(self, batch: pa.RecordBatch) -> None:
+        """Take the rows in, keep the batch in the window state, ack the rows."""
+        assert self.kv is not None, "restore_windows(kv) comes first"
+        source = self.collector.current
+        assert source is not None
+        if source.num_rows:
+            self.kv.put(self.next_batch, batch)
+        super().execute_batch(batch)
+        unsettled = source.unsettled()
+        if unsettled.any():
+            self.collector.ack_rows(unsettled)
+
+    def _settle(self, source: RowBatch, rows: Any, reason: FailReason | None) -> None:
+        pass  # acked as they arrived
+
+    def _stop(self) -> None:
+        pass  # what the windows hold is acked, and saved at the next checkpoint
+
+    def _fail_window(self, window: list[Any], exc: Exception) -> None:
+        collector = self.collector
+        collector.state_failures += 1  # type: ignore[attr-defined]
+        text = f"window raised {type(exc).__name__}: {exc}"
+        reason = FailReason("error", collector.component_id, collector.task_id, text)
+        for source, rows in self.by_batch(window):  # theirs to count: a window that
+            mask = np.zeros(source.num_rows, bool)  # always raises ends
+            mask[rows] = True
+            roots = np.unique(source.links.of(mask).roots).tolist()
+            collector.blame(roots, reason)  # type: ignore[attr-defined]
+
+    def _forget_batches(self) -> None:
+        before = set(self.batches)
+        super()._forget_batches()
+        assert self.kv is not None
+        for number in before.difference(self.batches):
+            self.kv.delete(number)
+
+    def window_state(self) -> dict[str, Any]:
+        """The clocks and which rows each list holds: the batches are in ``kv``."""
+        state = {name: getattr(self, name) for name in self.CLOCKS}
+        state["stream_max"] = dict(self.stream_max)  # a copy: it goes on changing
+        state["buffer"] = list(self.buffer)
+        state["fresh"], state["expired"] = list(self.fresh), list(self.expired)
+        state["schema"] = self.schema
+        return state
+
+    def restore_window_state(self, state: dict[str, Any]) -> None:
+        """Continue from :meth:`window_state`, the batches read from ``kv`` (set first)."""
+        assert self.kv is not None, "set kv before restoring the windows"
+        for name in (*self.CLOCKS, "schema"):
+            setattr(self, name, state[name])
+        # copies: the lists grow in place, and the state's committed value must not
+        self.buffer, self.fresh = list(state["buffer"]), list(state["fresh"])
+        self.expired, self.stream_max = list(state["expired"]), dict(state["stream_max"])
+        self.batches = {
+            key: RowBatch(value, Fields(value.schema.names), "", "", -1)
+            for key, value in self.kv.items()
+            if isinstance(key, int)
+        }
+
+    def save_windows(self) -> None:
+        """Put the clocks in ``kv`` beside the batches: the window state is whole there."""
+        assert self.kv is not None
+        self.kv.put(self.META_KEY, self.window_state())
+
+    def restore_windows(self, kv: KeyValueState) -> None:
+        """Rebuild the windows from ``kv``'s last commit (none yet: empty windows)."""
+        self.kv = kv
+        state = kv.get(self.META_KEY)
+        if state is None:  # nothing committed: empty windows, the run's late count kept
+            empty = ArrowWindowExecutor(self.delegate)  # type: ignore[arg-type]
+            state = {name: getattr(empty, name) for name in self.CLOCKS}
+            state.update(late=self.late, buffer=[], fresh=[], expired=[], schema=None)
+        self.restore_window_state(state)

@@ -24,6 +24,7 @@ from sparkstorm.config import TOPOLOGY_NAME, provider_config, state_provider
 from sparkstorm.reliability.batch_collectors import BatchOutputCollector
 from sparkstorm.reliability.collectors import OutputCollector
 from sparkstorm.state.key_value import KeyValueState, StateValueError
+from sparkstorm.tasks.arrow_windowed import PersistentArrowWindowExecutor
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.windowed import PersistentWindowExecutor
 from sparkstorm.topology.components import Bolt
@@ -116,6 +117,10 @@ def tracked_rows(source: RowBatch, rows: Any = None) -> int:
     return int(np.count_nonzero(in_tree if rows is None else in_tree & rows))
 
 
+PERSISTENT_WINDOWS = (PersistentWindowExecutor, PersistentArrowWindowExecutor)
+"""The window managers whose windows are a stateful task's second state."""
+
+
 class StatefulBoltExecutor(Bolt):
     """Runs a stateful bolt (``delegate``), whose hooks ``user`` has."""
 
@@ -130,7 +135,7 @@ class StatefulBoltExecutor(Bolt):
     def windows(self) -> KeyValueState | None:
         """A stateful windowed bolt's windows (its task's second state), else None."""
         delegate = self.delegate
-        return delegate.kv if isinstance(delegate, PersistentWindowExecutor) else None
+        return delegate.kv if isinstance(delegate, PERSISTENT_WINDOWS) else None
 
     def prepare(
         self, conf: dict[str, Any], context: TopologyContext, collector: OutputCollector
@@ -142,7 +147,7 @@ class StatefulBoltExecutor(Bolt):
         task = f"{context.get_this_component_id()}:{context.get_this_task_id()}"
         where = (state_provider(conf), provider_config(conf), conf[TOPOLOGY_NAME])
         self.state = KeyValueState(*where, task)
-        if isinstance(self.delegate, PersistentWindowExecutor):
+        if isinstance(self.delegate, PERSISTENT_WINDOWS):
             self.delegate.restore_windows(KeyValueState(*where, f"{task}:windows"))
         self.user.init_state(self.state)
 
@@ -241,7 +246,7 @@ class StatefulBoltExecutor(Bolt):
 
     def report_stats(self, stats: TaskStats) -> None:
         """Copy the task's checkpoint counters (and its windows' late count) into ``stats``."""
-        if isinstance(self.delegate, PersistentWindowExecutor):
+        if isinstance(self.delegate, PERSISTENT_WINDOWS):
             self.delegate.report_stats(stats)
         stats.state_failures = self.collector.state_failures
         stats.culprits = dict(self.collector.culprits)

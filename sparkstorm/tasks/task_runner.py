@@ -21,7 +21,7 @@ from sparkstorm.reliability.batch_collectors import BatchOutputCollector
 from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollector
 from sparkstorm.reliability.debug import note_bolt_calls
 from sparkstorm.reliability.ids import id_source
-from sparkstorm.tasks.arrow_windowed import ArrowWindowExecutor
+from sparkstorm.tasks.arrow_windowed import ArrowWindowExecutor, PersistentArrowWindowExecutor
 from sparkstorm.tasks.columns import as_batches, as_tuples, fed_batches
 from sparkstorm.tasks.hooks import Hooks, add_auto_hooks, hook_bolt_outcomes, hook_emits
 from sparkstorm.tasks.input_stats import (
@@ -158,7 +158,12 @@ class BoltTask:
         self.bolt = BasicBoltExecutor(obj) if isinstance(obj, BasicBolt) else obj
         executor: StatefulBoltExecutor | WindowedBoltExecutor | None = None
         if is_stateful(obj) and is_windowed(obj):
-            executor = StatefulBoltExecutor(PersistentWindowExecutor(obj), obj)
+            windows = (
+                PersistentArrowWindowExecutor(obj)
+                if isinstance(obj, WindowedArrowBolt)
+                else PersistentWindowExecutor(obj)
+            )
+            executor = StatefulBoltExecutor(windows, obj)
         elif is_stateful(obj):
             executor = StatefulBoltExecutor(self.bolt, obj)
         elif isinstance(obj, WindowedArrowBolt):

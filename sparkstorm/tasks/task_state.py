@@ -18,10 +18,9 @@ from sparkstorm.state.key_value import KeyValueState
 from sparkstorm.tasks.arrow_windowed import WindowedBatchCollector
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.pickling import dumps
-from sparkstorm.tasks.stateful import StatefulBoltExecutor
+from sparkstorm.tasks.stateful import PERSISTENT_WINDOWS, StatefulBoltExecutor
 from sparkstorm.tasks.task_runner import BasicBoltExecutor, BoltTask
 from sparkstorm.tasks.windowed import (
-    PersistentWindowExecutor,
     WindowedBoltExecutor,
     WindowedOutputCollector,
 )
@@ -145,7 +144,7 @@ def restore(task: BoltTask, data: bytes) -> None:
             if isinstance(new, KeyValueState) and isinstance(old, KeyValueState):
                 new.adopt(old)  # this instance's committed data, when still current
         executor.state = kv
-        if isinstance(executor.delegate, PersistentWindowExecutor):
+        if isinstance(executor.delegate, PERSISTENT_WINDOWS):
             executor.delegate.kv = windows  # before the windows are rebuilt from it
         executor.collector.unacked, executor.collector.rolled_back_at = unacked, rolled_back_at
         executor.restore_counters(stats)

@@ -206,6 +206,23 @@ class WindowedArrowBolt(WindowedBolt):
         """Process one window; ``emit_batch`` without anchors anchors to its rows."""
 
 
+class StatefulWindowedArrowBolt(_StatefulHooks, WindowedArrowBolt):
+    """A windowed Arrow bolt whose windows and state are checkpointed.
+
+    Storm's ``BaseStatefulWindowedBolt`` with ``withPersistence``, over columns, as
+    :class:`~sparkstorm.StatefulWindowedBolt` is over tuples: ``init_state`` hands it its
+    :class:`~sparkstorm.KeyValueState`; the input batches waiting in its windows are
+    saved with every checkpoint beside that state; an input row is acked as it arrives
+    and completes at the next commit; a failure anywhere rolls the windows back with
+    every stateful task, so each message is in one committed window (tumbling) and each
+    window's effect on the state counts once. Emits are not anchored (pass no
+    ``anchors``); an exception in ``execute`` rolls back. The store's serializer must be
+    ``pickle`` (the default).
+
+    .. versionadded:: 0.5.0
+    """
+
+
 def is_columnar(obj: object) -> bool:
     """Whether ``obj`` is an Arrow component (it emits record batches)."""
     return isinstance(obj, ArrowSpout | ArrowBolt | WindowedArrowBolt)

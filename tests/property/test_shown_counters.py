@@ -106,6 +106,8 @@ def test_no_counter_shown_is_negative_nor_above_what_was_emitted(steps, order):
         _failure=None,
         restarting=False,
         _before={},
+        _failures_before={},
+        _lost_stats=[],
         captured=SimpleNamespace(add=list),
         debugging=SimpleNamespace(note=list),
     )

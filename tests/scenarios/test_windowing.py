@@ -13,7 +13,6 @@ from sparkstorm import (
     Duration,
     Fields,
     InvalidTopologyError,
-    StatefulWindowedBolt,
     TopologyBuilder,
 )
 from sparkstorm.testing import FeederSpout
@@ -246,12 +245,6 @@ def test_storms_checks_name_the_bolt_and_what_to_change(cluster_factory):
         cluster.submit_topology("s", Config(), builder.create_topology())
     with pytest.raises(ValueError, match=r"Count\(n\) or Duration"):
         Recorder().with_tumbling_window(5)
-    with pytest.raises(InvalidTopologyError, match=r"'window' is stateful: persistent windows"):
-
-        class StatefulArrowRecorder(StatefulWindowedBolt, ArrowRecorder):
-            pass
-
-        submit(cluster, StatefulArrowRecorder().with_tumbling_window(Count(2)))
 
 
 def test_a_stop_fails_what_windows_hold_at_once_not_after_the_message_timeout(

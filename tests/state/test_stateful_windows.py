@@ -35,13 +35,17 @@ def tallied(provider: tuple[str, dict[str, Any]], name: str, part: str = "") -> 
 
 
 @pytest.mark.parametrize("engine", ["local", "spark", "continuous"], indirect=True)
-def test_rollbacks_return_windows_to_the_commit_and_each_message_is_in_one_window(engine, tmp_path):
+@pytest.mark.parametrize("arrow", [False, True], ids=["tuples", "columns"])
+def test_rollbacks_return_windows_to_the_commit_and_each_message_is_in_one_window(
+    engine, arrow, tmp_path
+):
     """One provider (the stores have tests of their own); on Spark fewer sentences, as
-    each rollback there costs a few supersteps."""
+    each rollback there costs a few supersteps. ``arrow``: the windows in columns."""
     provider = ("directory", {"path": str(tmp_path / "state")})
     items = sentences(210 if engine == "local" else 70)
     name = f"windows-{uuid.uuid4().hex[:8]}"
-    result = run_on(engine, build_windowed(items), conf_for(provider), name=name)
+    topology = build_windowed(items, arrow=arrow)
+    result = run_on(engine, topology, conf_for(provider), name=name)
     assert result.stats["sentences"]["acked"] == len(items)
     assert result.stats["sentences"]["fail_reasons"].get("rollback", 0) > 0
     state = tallied(provider, name)

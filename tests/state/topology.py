@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+import pyarrow as pa
+
 from sparkstorm import BasicBolt, Bolt, Count, Fields, Spout, StatefulWindowedBolt, TopologyBuilder
-from sparkstorm.arrow import StatefulArrowBolt
+from sparkstorm.arrow import StatefulArrowBolt, StatefulWindowedArrowBolt
 from sparkstorm.state import KeyValueState
 from sparkstorm.topology.components import StatefulBolt
 
@@ -269,13 +271,35 @@ class WindowTally(StatefulWindowedBolt):
         declarer.declare(Fields("size"))
 
 
-def build_windowed(items: list[tuple[int, str]], window: int = 7) -> Any:
-    """The word count of :func:`build`, and beside it a stateful tumbling count window."""
+class ArrowWindowTally(StatefulWindowedArrowBolt):
+    """:class:`WindowTally` over columns: the window's numbers read and written at once."""
+
+    def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
+        self.collector = collector
+
+    def init_state(self, state: KeyValueState) -> None:
+        self.state = state
+
+    def execute(self, window: Any) -> None:
+        tally = Counter(window.get().column(0).to_pylist())
+        numbers = list(tally)
+        seen = self.state.get_many(numbers, 0)
+        self.state.put_many(numbers, [n + tally[k] for n, k in zip(seen, numbers, strict=True)])
+        self.state.put("windows", self.state.get("windows", 0) + 1)
+        self.collector.emit_batch(pa.record_batch([pa.array([len(window)])], names=["size"]))
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("size"))
+
+
+def build_windowed(items: list[tuple[int, str]], window: int = 7, arrow: bool = False) -> Any:
+    """The word count of :func:`build`, and beside it a stateful tumbling count window
+    (``arrow``: over columns)."""
     builder = TopologyBuilder()
     builder.set_spout("sentences", ReplayingSpout(items))
     builder.set_bolt("split", Split(), 2).shuffle_grouping("sentences")
     builder.set_bolt("count", StatefulCount(), 2).fields_grouping("split", Fields("word"))
-    tally = WindowTally().with_tumbling_window(Count(window))
+    tally = (ArrowWindowTally() if arrow else WindowTally()).with_tumbling_window(Count(window))
     builder.set_bolt("tally", tally).shuffle_grouping("sentences")
     return builder.create_topology()
 

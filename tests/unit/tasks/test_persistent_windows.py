@@ -5,7 +5,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import pyarrow as pa
+
 from sparkstorm import Config, Count, Fields, StatefulWindowedBolt, TopologyBuilder
+from sparkstorm.arrow import StatefulWindowedArrowBolt
 from sparkstorm.config import resolve
 from sparkstorm.tasks.task_runner import BoltTask
 from sparkstorm.tasks.task_state import restore, snapshot
@@ -34,10 +37,29 @@ class Windows(StatefulWindowedBolt):
         declarer.declare(Fields("windows"))
 
 
-def make_task(length: int, slide: int) -> Any:
+class ArrowWindows(StatefulWindowedArrowBolt):
+    """:class:`Windows` over columns."""
+
+    def prepare(self, conf: dict[str, Any], context: Any, collector: Any) -> None:
+        self.collector = collector
+
+    def init_state(self, state: Any) -> None:
+        self.state = state
+
+    def execute(self, window: Any) -> None:
+        parts = (window.get(), window.get_new(), window.get_expired())
+        values = [part.column(0).to_pylist() for part in parts]
+        self.collector.emit_batch(pa.record_batch([pa.array([values])], names=["windows"]))
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        declarer.declare(Fields("windows"))
+
+
+def make_task(length: int, slide: int, arrow: bool = False) -> Any:
     builder = TopologyBuilder()
     builder.set_spout("in", FeederSpout(X))
-    builder.set_bolt("w", Windows().with_window(Count(length), Count(slide))).global_grouping("in")
+    bolt = ArrowWindows() if arrow else Windows()
+    builder.set_bolt("w", bolt.with_window(Count(length), Count(slide))).global_grouping("in")
     conf = {
         Config.TOPOLOGY_ACKER_EXECUTORS: 0,
         Config.TOPOLOGY_NAME: f"pw-{uuid.uuid4().hex[:8]}",
@@ -100,3 +122,25 @@ def test_tuples_given_as_expired_leave_the_state_and_a_rollback_restores_the_win
     restore(moved, snapshot(task))
     assert feed(moved, ["i"]) == []
     assert feed(moved, ["j"]) == [[["G", "H", "i", "j"], ["i", "j"], ["e", "f"]]]
+
+
+def test_columns_roll_back_to_the_committed_windows_again_and_again():
+    """The windows rebuilt at a rollback are copies: what comes after it must not grow
+    the committed windows a second rollback rebuilds from."""
+    fresh = make_task(length=4, slide=2, arrow=True)
+    task = fresh()
+    assert feed(task, ["a", "b", "c", "d"]) == [
+        [["a", "b"], ["a", "b"], []],
+        [["a", "b", "c", "d"], ["c", "d"], []],
+    ]
+    checkpoint(task, "prepare", 1)
+    checkpoint(task, "commit", 1)
+    for attempt in ("e", "E", "3"):  # uncommitted, each time rolled back to 1
+        first, second = f"{attempt}1", f"{attempt}2"
+        assert feed(task, [first, second]) == [
+            [["c", "d", first, second], [first, second], ["a", "b"]]
+        ]
+        checkpoint(task, "rollback", 1)
+    moved = fresh()  # restored from a snapshot: the same committed windows
+    restore(moved, snapshot(task))
+    assert feed(moved, ["x", "y"]) == [[["c", "d", "x", "y"], ["x", "y"], ["a", "b"]]]
