@@ -51,9 +51,7 @@ def _window_trees(window: Sequence[tuple[RowBatch, Any]]) -> tuple[Any, Any, Any
     """Every (batch index, row, root) link of the window's rows."""
     batch_of, rows, roots = [], [], []
     for index, (source, picked) in enumerate(window):
-        mask = np.zeros(source.num_rows, bool)
-        mask[picked] = True
-        links = source.links.of(mask)
+        links = source.links.of(source.mask_of(picked))
         batch_of.append(np.full(len(links), index, np.int64))
         rows.append(links.rows)
         roots.append(links.roots)

@@ -269,9 +269,8 @@ class ArrowWindowExecutor(WindowedBoltExecutor):
         self._forget_batches()
 
     def _settle(self, source: RowBatch, rows: Any, reason: FailReason | None) -> None:
-        mask = np.zeros(source.num_rows, bool)
-        mask[rows] = True
-        mask &= source.unsettled()  # a row failed already (a window raised) stays so
+        # a row failed already (a window raised) stays so
+        mask = source.mask_of(rows) & source.unsettled()
         if not mask.any():
             return
         collector = self.collector
@@ -407,10 +406,8 @@ class PersistentArrowWindowExecutor(ArrowWindowExecutor):
         text = f"window raised {type(exc).__name__}: {exc}"
         reason = FailReason("error", collector.component_id, collector.task_id, text)
         for source, rows in self.by_batch(window):  # theirs to count: a window that
-            mask = np.zeros(source.num_rows, bool)  # always raises ends
-            mask[rows] = True
-            roots = np.unique(source.links.of(mask).roots).tolist()
-            collector.blame(roots, reason)  # type: ignore[attr-defined]
+            roots = source.links.of(source.mask_of(rows)).roots  # always raises ends
+            collector.blame(np.unique(roots).tolist(), reason)  # type: ignore[attr-defined]
 
     def _forget_batches(self) -> None:
         before = set(self.batches)

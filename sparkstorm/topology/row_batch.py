@@ -105,6 +105,12 @@ class RowBatch(Tuple):
             self.ack_vals = np.zeros(self.num_rows, U64)
         return self.ack_vals
 
+    def mask_of(self, rows: Any) -> Any:
+        """A bool a row of the batch, true at ``rows`` (an int array of row indexes)."""
+        mask = np.zeros(self.num_rows, bool)
+        mask[rows] = True
+        return mask
+
     def unsettled(self) -> Any:
         """Which rows are neither acked nor failed yet (one bool a row)."""
         if self.settled is None:
