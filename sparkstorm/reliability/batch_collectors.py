@@ -122,7 +122,11 @@ class BatchSpoutOutputCollector(SpoutOutputCollector):
                 batch = batch.filter(pa.array(keep))
                 msg_ids = [m for m, k in zip(msg_ids, keep, strict=True) if k]
                 n = int(batch.num_rows)
-        shares = batch_targets(route, batch, self._counter) if direct is None else [(direct, None)]
+        shares = (
+            batch_targets(route, batch, self._counter, self.batches)
+            if direct is None
+            else [(direct, None)]
+        )
         self._counter += n
         self.emitted += n
         self.batches += 1
@@ -258,7 +262,11 @@ class BatchOutputCollector(OutputCollector):
         """
         stream = route.stream_id
         n = int(batch.num_rows)
-        shares = batch_targets(route, batch, self._counter) if direct is None else [(direct, None)]
+        shares = (
+            batch_targets(route, batch, self._counter, self.batches)
+            if direct is None
+            else [(direct, None)]
+        )
         self._counter += n
         self.emitted += n
         self.batches += 1
