@@ -36,10 +36,12 @@ def _tree_rss_bytes(root: int) -> int:
 
 
 class PeakRss:
-    """Samples the process tree's RSS every ``interval`` seconds while in a ``with`` block."""
+    """Samples the RSS of the process tree under ``root`` (this process by default) every
+    ``interval`` seconds while in a ``with`` block."""
 
-    def __init__(self, interval: float = 0.5) -> None:
+    def __init__(self, interval: float = 0.5, root: int | None = None) -> None:
         self.interval, self.peak = interval, 0
+        self.root = os.getpid() if root is None else root
         self._stop = threading.Event()
 
     def __enter__(self) -> PeakRss:
@@ -49,10 +51,10 @@ class PeakRss:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.peak = max(self.peak, _tree_rss_bytes(os.getpid()))
+            self.peak = max(self.peak, _tree_rss_bytes(self.root))
             self._stop.wait(self.interval)
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
         self._thread.join()
-        self.peak = max(self.peak, _tree_rss_bytes(os.getpid()))
+        self.peak = max(self.peak, _tree_rss_bytes(self.root))
