@@ -35,7 +35,6 @@ def batch_targets(route: StreamRoute, batch: pa.RecordBatch, counter: int, batch
     ``counter``: the rows the emitting task sent before (what a partial key or custom
     grouping is told, as for tuples); ``batches``: the batches it sent before.
     """
-    n = batch.num_rows
     shares: Shares = []
     for kind, tasks, indexes, chooser in route.subscribers:
         k = len(tasks)
