@@ -178,7 +178,7 @@ class TridentBolt(Bolt):
                     continue
                 if isinstance(node, CommitNode) and node.buffered:
                     if not commit_phase:
-                        rows = as_rows(self._inputs(node, received, outputs)[0])
+                        rows = self._inputs(node, received, outputs)[0]  # as the node takes
                         entry = self.buffered.get(txid)
                         if entry is None or entry[0] != attempt:
                             entry = self.buffered[txid] = (attempt, {})
@@ -188,7 +188,7 @@ class TridentBolt(Bolt):
                     continue
                 inputs = self._inputs(node, received, outputs)
                 if isinstance(node, CommitNode):
-                    outputs[node.node_id] = node.write(txid, as_rows(inputs[0]), self)
+                    outputs[node.node_id] = node.write(txid, inputs[0], self)
                 else:
                     outputs[node.node_id] = node.run(batch, inputs, self)
         except Exception as exc:

@@ -558,8 +558,11 @@ class PersistNode(CommitNode):
 
     ``kind`` says what the rows are and how they are written: ``combiner`` rows are
     ``[*group, partial]`` (one multi_update per batch partition), ``reducer`` rows are
-    whole tuples folded per group, ``user`` rows go to a :class:`BaseStateUpdater`.
+    whole tuples folded per group, ``user`` rows go to a :class:`BaseStateUpdater`, a
+    columnar batch partition as it is if the updater takes batches.
     """
+
+    takes = EITHER
 
     def __init__(
         self,
@@ -581,6 +584,10 @@ class PersistNode(CommitNode):
         self.agg = agg
         self.group_indexes = [parent.fields.index(name) for name in group]
         self.project = projector(parent.fields, in_fields)
+        takes_batches = kind == "user" and isinstance(agg, BaseStateUpdater) and agg.takes_batches()
+        self.columns_in = [parent.fields.index(n) for n in in_fields] if takes_batches else None
+        """The input columns an updater that takes batches gets; None: it takes rows."""
+        self.names_in = in_fields.to_list()
 
     @override
     def open(self, conf: dict[str, Any], context: Any, index: int, num: int) -> None:
@@ -602,15 +609,27 @@ class PersistNode(CommitNode):
         )
 
     @override
-    def write(self, txid: int | None, rows: list[Row], task: Any) -> list[Row]:
-        """Apply one batch partition's rows to the state; the new values."""
-        if not rows:
+    def write(self, txid: int | None, rows: Any, task: Any) -> list[Row]:
+        """Apply one batch partition (rows, or a record batch) to the state; the new values."""
+        if not len(rows):
             return []
         state = self.state
         state.begin_commit(txid)
-        out = self._update(state, rows, task)
+        if is_columns(rows) and self.columns_in is not None:
+            out = self._update_batch(state, rows, task)
+        else:
+            out = self._update(state, as_rows(rows), task)
         state.commit(txid)
         return out
+
+    def _update_batch(self, state: State, batch: pa.RecordBatch, task: Any) -> list[Row]:
+        """A columnar batch partition to an updater that takes batches, without rows."""
+        assert isinstance(self.agg, BaseStateUpdater) and self.columns_in is not None
+        collector = TridentCollector()
+        columns = batch.select(self.columns_in).rename_columns(self.names_in)
+        self.agg.update_batch(state, columns, collector)
+        task.report_errors(collector.errors)
+        return collector.emitted
 
     def _update(self, state: State, rows: list[Row], task: Any) -> list[Row]:
         agg, g = self.agg, self.group_indexes

@@ -17,6 +17,8 @@ from typing_extensions import override
 from sparkstorm.trident.state.base import MapState, Snapshottable, State, ValueUpdater
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from sparkstorm.trident.tuple import TridentCollector, TridentTuple
 
 T = TypeVar("T")
@@ -134,6 +136,33 @@ class BaseStateUpdater(Operation, ABC):
         self, state: State, tuples: list[TridentTuple], collector: TridentCollector
     ) -> None:
         """Write ``tuples`` into ``state``; what is emitted is ``new_values_stream``'s."""
+
+    def update_batch(
+        self, state: State, batch: pa.RecordBatch, collector: TridentCollector
+    ) -> None:
+        """Write a columnar stream's batch partition (a record batch of the input fields).
+
+        Override it to write columns without a tuple per row; an updater that does not
+        gets the rows as tuples in :meth:`update_state`.
+
+        .. versionadded:: 0.5.0
+        """
+        raise NotImplementedError
+
+    @classmethod
+    def takes_batches(cls) -> bool:
+        """Whether columns reach :meth:`update_batch` as they are.
+
+        Only if it is overridden where :meth:`update_state` is, or below: a subclass that
+        overrides ``update_state`` alone (to check or count what is written) must not
+        be passed by its parent's ``update_batch``.
+        """
+
+        def owner(name: str) -> type:
+            return next(k for k in cls.__mro__ if name in k.__dict__)
+
+        batches = owner("update_batch")
+        return batches is not BaseStateUpdater and issubclass(batches, owner("update_state"))
 
 
 class CombinerValueUpdater(ValueUpdater[T]):

@@ -15,7 +15,9 @@ import signal
 import time
 import uuid
 from collections import Counter
+from pathlib import Path
 
+import pyarrow as pa
 import pytest
 import redis
 from confluent_kafka import Consumer, TopicPartition
@@ -142,8 +144,15 @@ class FailsOnceAfterWriting(TridentKafkaStateUpdater):
 
     def update_state(self, state, tuples, collector):
         super().update_state(state, tuples, collector)
+        self._fail_once(state, "rows")
+
+    def update_batch(self, state, batch, collector):
+        super().update_batch(state, batch, collector)
+        self._fail_once(state, "columns")
+
+    def _fail_once(self, state, written_as):
         if state.transactional_id.endswith("-1") and not os.path.exists(self.marker):
-            open(self.marker, "w").close()
+            Path(self.marker).write_text(written_as)
             msg = "injected: written, then failed"
             raise ConnectionError(msg)
 
@@ -184,6 +193,48 @@ def test_a_batch_failed_after_writing_is_read_once_only_from_a_transactional_sin
     lines = Counter(committed_lines(kafka.bootstrap, sink))
     assert set(lines) == {f"0:{i}" for i in range(60)}
     assert (max(lines.values()) == 1) is once, lines
+    assert (tmp_path / "f").read_text() == ("columns" if columns else "rows")
+
+
+def test_a_record_batch_is_written_in_columns_text_as_it_is_the_rest_as_json(kafka):
+    """``write_batch``: keys and values from their columns, one ``produce_batch`` call per
+    10,000 records (25,000 here: three calls), ints and nulls as the tuple path writes
+    them."""
+    topic = kafka.topic()
+    factory = TridentKafkaStateFactory(kafka.bootstrap, topic, key_field="n", value_field="w")
+    state = factory.make_state({}, None, 0, 1)
+    n = 25_000
+    batch = pa.record_batch(
+        [pa.array([f"w{i}" if i % 5 else None for i in range(n)]), pa.array(range(n))],
+        names=["w", "n"],
+    )
+    state.begin_commit(None)
+    state.write_batch(batch)
+    state.commit(None)
+    records = kafka.read(topic, n)
+    got = {r.key(): r.value() for r in records}
+    assert len(records) == n
+    assert got[b"7"] == b"w7"
+    assert got[b"10"] is None
+    assert got[str(n - 1).encode()] == f"w{n - 1}".encode()
+
+
+class CountsRows(TridentKafkaStateUpdater):
+    def update_state(self, state, tuples, collector):
+        super().update_state(state, tuples, collector)
+
+
+class WritesBoth(CountsRows):
+    def update_batch(self, state, batch, collector):
+        super().update_batch(state, batch, collector)
+
+
+def test_columns_pass_an_updater_only_where_update_batch_is_overridden_below_update_state():
+    """A subclass overriding ``update_state`` alone must not be bypassed by its parent's
+    ``update_batch``: it gets rows."""
+    assert TridentKafkaStateUpdater.takes_batches()
+    assert not CountsRows.takes_batches()
+    assert WritesBoth.takes_batches()
 
 
 def test_kafka_to_kafka_needs_nothing_but_kafka(kafka, cluster_factory, name):
