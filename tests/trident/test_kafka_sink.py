@@ -158,12 +158,24 @@ class FailsOnceAfterWriting(TridentKafkaStateUpdater):
 
 
 @pytest.mark.parametrize(
-    ("transactional", "once", "columns"),
-    [(True, True, False), (False, False, False), (True, True, True)],
-    ids=["transactional", "at-least-once", "transactional-columns"],
+    ("transactional", "once", "columns", "engine"),
+    [
+        (True, True, False, "local"),
+        (False, False, False, "local"),
+        (True, True, True, "local"),
+        (True, True, True, "continuous"),
+        (True, True, True, "spark"),
+    ],
+    ids=[
+        "transactional",
+        "at-least-once",
+        "transactional-columns",
+        "transactional-columns-continuous",
+        "transactional-columns-superstep",
+    ],
 )
 def test_a_batch_failed_after_writing_is_read_once_only_from_a_transactional_sink(
-    kafka, name, cluster_factory, tmp_path, transactional, once, columns
+    kafka, name, cluster_factory, tmp_path, transactional, once, columns, engine
 ):
     """A batch half committed (one partition of the sink committed it, the other failed)
     is replayed: the partition that committed skips it, the other writes its share,
@@ -187,7 +199,7 @@ def test_a_batch_failed_after_writing_is_read_once_only_from_a_transactional_sin
         "topology.state.provider": "redis",
         "topology.state.provider.config": {"url": REDIS_URL, "key_prefix": name},
     }
-    cluster = cluster_factory("local")
+    cluster = cluster_factory(engine)
     cluster.submit_topology("failing", conf, topology.build())
     cluster.wait_until_idle()
     lines = Counter(committed_lines(kafka.bootstrap, sink))
