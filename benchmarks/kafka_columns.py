@@ -41,6 +41,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from confluent_kafka import Consumer, Producer, TopicPartition
 
+from benchmarks.kafka import PARTITIONS, from_start
 from benchmarks.report import report
 from examples.word_count import generated_sentences
 from sparkstorm import Config, Fields, run
@@ -52,8 +53,6 @@ from sparkstorm.connectors.kafka_trident import (
 )
 from sparkstorm.trident import BaseArrowFunction, BaseFunction, TridentTopology
 from tests.connectors.kafka_broker import KafkaBroker, TansuBroker
-
-PARTITIONS = 2
 
 
 class ArrowSplit(BaseArrowFunction):
@@ -124,14 +123,7 @@ def expected_words(sentences: list[str]) -> Counter[bytes]:
 
 def bare_loop(broker: KafkaBroker, topic: str, out: str, expected: int) -> float:
     """Sentences/s of one consume-split-produce process, at least once."""
-    consumer = Consumer(
-        {
-            "bootstrap.servers": broker.bootstrap,
-            "group.id": f"bare-{uuid.uuid4().hex[:6]}",
-            "enable.auto.commit": False,
-        }
-    )
-    consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
+    consumer = from_start(broker, topic, f"bare-{uuid.uuid4().hex[:6]}")
     producer = Producer({"bootstrap.servers": broker.bootstrap, "enable.idempotence": True})
     producer.produce(broker.topic(1), b"start-up")  # its first write waits 0.5-1 s: apart
     producer.flush(10)
@@ -167,7 +159,6 @@ def trident_run(
     count: int,
     columns: bool,
     batch: int,
-    pending: int = 1,
 ) -> float:
     """Sentences/s of the Trident topology, exactly once, on the continuous mode."""
     name = f"k2k-{uuid.uuid4().hex[:8]}"
@@ -183,7 +174,6 @@ def trident_run(
     )
     conf = Config()
     conf[Config.TOPOLOGY_NAME] = name
-    conf.set_max_spout_pending(pending)
     conf[Config.SPARKSTORM_SPARK_MODE] = "continuous"
     result = run(trident.build(), conf, "spark", spark, until_idle=True)
     assert result.elapsed_secs > 0
