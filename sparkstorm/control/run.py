@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import secrets
@@ -157,6 +158,10 @@ def run(
     finally:
         if memory is not None:
             memory.close()
+        # The run's engine, runtime and Spark handles refer to each other: left to the
+        # cyclic collector, they and the topology's components (a spout's data, the plan
+        # pickled for the workers) could stay for several more runs in this process.
+        gc.collect()
 
 
 def _run(

@@ -67,11 +67,17 @@ def _takes_reason(spout: Spout) -> bool:
 class SpoutTask:
     """One spout task: the user's spout copy, its collector and its pending map."""
 
-    def __init__(self, plan: Plan, task_id: int, seed: int) -> None:
+    def __init__(self, plan: Plan, task_id: int, seed: int, *, take: bool = False) -> None:
+        """A task of ``plan``'s spout ``task_id``.
+
+        ``take``: use the plan's own spout object rather than a copy, where the plan is
+        the process's own copy and no other task copies from it later.
+        """
         component_id = plan.task_component[task_id]
         self.task_id, self.seed, self.component_id = task_id, seed, component_id
         self.conf = plan.component_conf(component_id)
-        self.spout: Spout = copy_component(plan.components[component_id].obj, component_id)
+        spout: Any = plan.components[component_id].obj
+        self.spout: Spout = spout if take else copy_component(spout, component_id)
         columnar = isinstance(self.spout, ArrowSpout)
         self.collector = (BatchSpoutOutputCollector if columnar else SpoutOutputCollector)(
             plan, task_id, self

@@ -112,7 +112,12 @@ class BasicBoltExecutor(Bolt):
 class BoltTask:
     """One bolt (or acker) task: its component instance, collector and statistics."""
 
-    def __init__(self, plan: Plan, task_id: int, seed: int) -> None:
+    def __init__(self, plan: Plan, task_id: int, seed: int, *, take: bool = False) -> None:
+        """A task of ``plan``'s bolt (or acker) ``task_id``.
+
+        ``take``: use the plan's own bolt object rather than a copy, where the plan is
+        the process's own copy and no other task copies from it later.
+        """
         component_id = plan.task_component[task_id]
         self.plan, self.task_id, self.seed = plan, task_id, seed
         self.component_id = component_id
@@ -154,7 +159,8 @@ class BoltTask:
             self.bolt: Bolt = acker
             self.report_stats = acker.report_stats
             return
-        obj = copy_component(plan.components[component_id].obj, component_id)
+        obj: Any = plan.components[component_id].obj
+        obj = obj if take else copy_component(obj, component_id)
         self.bolt = BasicBoltExecutor(obj) if isinstance(obj, BasicBolt) else obj
         executor: StatefulBoltExecutor | WindowedBoltExecutor | None = None
         if is_stateful(obj) and is_windowed(obj):

@@ -217,3 +217,39 @@ def test_a_bolt_ticking_fast_does_not_keep_a_finished_run_from_idle():
     runtime.kill(drain_secs=5, wait_pending=True)
     assert runtime.stats()["numbers"]["acked"] == 50
     assert ended < 15, "a run whose bolt ticks never went idle"
+
+
+def test_the_workers_get_the_plan_from_the_driver_and_a_replaced_attempt_gets_none():
+    """A spout's data is not pickled into what starts a worker (a Spark task, copied
+    through the JVM and kept by every worker): each worker asks the driver for the plan
+    on the run's socket. A worker of an attempt replaced since is told there is none."""
+    import threading
+    from dataclasses import replace
+
+    import zmq
+
+    from sparkstorm.engines.continuous.driver import fetch_plan
+    from sparkstorm.tasks.pickling import dumps
+
+    sentences = [f"{s} {i}" for i in range(20_000) for s in SENTENCES[:2]]
+    builder = TopologyBuilder()
+    builder.set_spout("sentences", SentenceSpout(sentences))
+    builder.set_bolt("split", SplitSentence(), 2).shuffle_grouping("sentences")
+    engine = ContinuousEngine(ThreadLauncher(), "127.0.0.1", 2)
+    runtime = ContinuousRuntime("plan", builder.create_topology(), Config(), engine)
+    assert len(dumps(runtime.plan)) > 1_000_000
+    assert len(dumps(engine._setup)) < 20_000, "the plan travels with the workers' setup"
+
+    stale, answers = replace(engine._setup, attempt=engine._setup.attempt - 1), []
+    context: zmq.Context = zmq.Context()
+    asking = threading.Thread(target=lambda: answers.append(fetch_plan(stale, 0, context)))
+    asking.start()
+    deadline = time.monotonic() + 60
+    while not runtime.idle():
+        runtime.step()
+        assert time.monotonic() < deadline, runtime.busy_with()
+    asking.join(10)
+    runtime.kill(drain_secs=5, wait_pending=True)
+    context.term()
+    assert answers == [None]
+    assert runtime.stats()["sentences"]["acked"] == len(sentences)

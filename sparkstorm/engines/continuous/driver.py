@@ -50,6 +50,9 @@ log = logging.getLogger(__name__)
 
 BLOCKED = "blocked"
 """A worker's watchdog's message: (BLOCKED, worker, call, secs, host, pid, stack)."""
+PLAN = "plan"
+"""A starting worker's request for the plan: (PLAN, worker, attempt); the driver answers
+with the pickled plan, or an empty frame to a worker of an attempt replaced since."""
 START_TIMEOUT_SECS = 120.0
 """How long the workers may take to start and say hello (a barrier stage waits for slots)."""
 
@@ -68,9 +71,13 @@ class WorkersLost(SparkStormError):
 
 @dataclass(frozen=True)
 class WorkerSetup:
-    """What every worker needs to start: the plan, ids' seed, the clock and the driver."""
+    """What every worker needs to start: ids' seed, the clock and the driver.
 
-    plan_bytes: bytes
+    The plan is not here: a worker asks the driver for it on the control socket (see
+    :func:`fetch_plan`), so that the user's components and their data are not pickled
+    into Spark's task, copied through the JVM and kept in every worker twice.
+    """
+
     seed: int
     epoch: float
     """Wall time (``time.time()``) of topology time 0."""
@@ -142,8 +149,11 @@ def run_worker(setup: WorkerSetup, index: int, host: str, log_ring: LogRing | No
     log records for the worker's reports.
     """
     setup.code.install()  # before the plan: its classes may come from the user's folders
-    plan: Plan = cloudpickle.loads(setup.plan_bytes)
     context: zmq.Context[Any] = zmq.Context()
+    plan = fetch_plan(setup, index, context)
+    if plan is None:  # an attempt replaced since it was submitted: nothing to run
+        context.term()
+        return
     gate = Gate(context, setup.keys) if setup.keys is not None else None
     worker = Worker(
         plan,
@@ -175,6 +185,28 @@ def run_worker(setup: WorkerSetup, index: int, host: str, log_ring: LogRing | No
         context.term()
 
 
+def fetch_plan(setup: WorkerSetup, index: int, context: zmq.Context[Any]) -> Plan | None:
+    """The plan, asked of the driver; None if this worker's attempt was replaced since.
+
+    The socket is the run's (CurveZMQ, the run's keys): the driver's answer is
+    authenticated before it is unpickled.
+    """
+    with context.socket(zmq.DEALER) as dealer:
+        dealer.setsockopt(zmq.LINGER, 0)
+        if setup.keys is not None:
+            setup.keys.join(dealer)
+        dealer.connect(setup.control)
+        dealer.send(pickle.dumps((PLAN, index, setup.attempt)))
+        if not dealer.poll(int(START_TIMEOUT_SECS * 1000)):
+            msg = f"worker {index}: the driver sent no plan in {START_TIMEOUT_SECS:.0f} s"
+            raise TimeoutError(msg)
+        payload = dealer.recv(copy=False)
+    if len(payload) == 0:
+        return None
+    plan: Plan = cloudpickle.loads(payload.buffer)
+    return plan
+
+
 def _blocked_reporter(
     setup: WorkerSetup, index: int, context: zmq.Context[Any], thread: int
 ) -> Callable[[str, float], None]:
@@ -201,6 +233,8 @@ class ContinuousEngine:
         self.launcher, self.host, self.workers = launcher, host, workers
         self._context: zmq.Context[Any] | None = None
         self._router: Any = None
+        self._plan_bytes = b""
+        """The plan as the workers ask for it (:data:`PLAN`), pickled at each start."""
         self._identities: dict[int, bytes] = {}
         self.pids: dict[int, int] = {}
         """Worker -> the process id it runs in (its hello says)."""
@@ -266,8 +300,8 @@ class ContinuousEngine:
         keys.serve(self._router)
         port = self._router.bind_to_random_port(f"tcp://{self.host}")
         control = f"tcp://{self.host}:{port}"
+        self._plan_bytes = dumps(plan)
         self._setup = WorkerSetup(
-            dumps(plan),
             seed,
             epoch,
             control,
@@ -308,9 +342,9 @@ class ContinuousEngine:
         self._stop_survivors()
         place(self._plan, workers, executors)
         self.workers = self._plan.workers
+        self._plan_bytes = dumps(self._plan)
         self._setup = replace(
             self._setup,
-            plan_bytes=dumps(self._plan),
             workers=self.workers,
             attempt=self._setup.attempt + 1,
             replays=replays,
@@ -408,6 +442,9 @@ class ContinuousEngine:
                 self._identities[message[1]] = identity
                 self.pids[message[1]], self.hosts[message[1]] = message[2], message[3]
                 self._addresses[message[1]] = message[4]
+            elif isinstance(message, tuple) and message[0] == PLAN:
+                current = message[2] == self._setup.attempt
+                self._router.send_multipart([identity, self._plan_bytes if current else b""])
             elif isinstance(message, tuple) and message[0] == BLOCKED:
                 self._on_blocked(*message[1:])
             elif isinstance(message, WorkerReport):

@@ -251,12 +251,18 @@ class Worker:
         self.keys = keys
         """The run's CURVE keys: only the run's workers and driver talk to this one."""
         self.codec = RowCodec(plan)
-        where = plan.worker_of
-        self.spouts = {t: SpoutTask(plan, t, seed) for t in plan.spout_tasks if where[t] == index}
+        mine = sorted(t for t, worker in plan.worker_of.items() if worker == index)
+        # the plan is this worker's own copy: a component's last task here takes its object
+        last = {plan.task_component[t]: t for t in mine}
+        self.spouts = {
+            t: SpoutTask(plan, t, seed, take=last[plan.task_component[t]] == t)
+            for t in mine
+            if t in plan.spout_tasks
+        }
         self.bolts = {
-            t: BoltTask(plan, t, seed)
-            for t in sorted(plan.bolt_tasks + plan.acker_tasks)
-            if where[t] == index
+            t: BoltTask(plan, t, seed, take=last[plan.task_component[t]] == t)
+            for t in mine
+            if t not in plan.spout_tasks
         }
         self.inbox: dict[int, list[Tuple]] = {t: [] for t in self.bolts}
         self.inbox_extra: dict[int, int] = dict.fromkeys(self.bolts, 0)
