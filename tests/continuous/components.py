@@ -340,3 +340,25 @@ class FailsOnceThenKills(KillsItsWorkerOnce):
             self.collector.fail(tup)
             return
         super().execute(tup)
+
+
+SLOW_STARTS: list[tuple[int, int, float]] = []
+"""(number, task, when its execute began), for the threads engine's tests."""
+
+
+class SlowEcho(Bolt):
+    """Notes when it begins each tuple, then takes ``secs`` over it and acks it."""
+
+    def __init__(self, secs: float) -> None:
+        self.secs = secs
+
+    def prepare(self, conf: Any, context: Any, collector: Any) -> None:
+        self.collector, self.task = collector, context.get_this_task_id()
+
+    def execute(self, tup: Any) -> None:
+        SLOW_STARTS.append((tup[0], self.task, time.monotonic()))
+        time.sleep(self.secs)
+        self.collector.ack(tup)
+
+    def declare_output_fields(self, declarer: Any) -> None:
+        pass

@@ -253,3 +253,26 @@ def test_the_workers_get_the_plan_from_the_driver_and_a_replaced_attempt_gets_no
     context.term()
     assert answers == [None]
     assert runtime.stats()["sentences"]["acked"] == len(sentences)
+
+
+def test_a_slow_local_bolt_does_not_hold_back_what_another_worker_waits_for():
+    """A worker runs its tasks in one loop, and sends what is for other workers once a
+    frame fills or its first tuple waited 1 ms, between turns. A bolt that takes long
+    held that back: each partition of a Trident commit waited for the one before it to
+    write. Before a bolt that took longer than that runs, what waits goes out."""
+    from tests.continuous.components import SLOW_STARTS, SlowEcho
+
+    SLOW_STARTS.clear()
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", NumberSpout(4, replay=False))
+    builder.set_bolt("slow", SlowEcho(0.3), 2).all_grouping("numbers")
+    conf = Config()
+    conf[Config.TOPOLOGY_MAX_SPOUT_PENDING] = 1  # one number at a time
+    runtime = run_in_threads(builder.create_topology(), workers=2, conf=conf)
+    assert runtime.stats()["numbers"]["acked"] == 4
+    starts: dict[int, list[float]] = {}
+    for number, _, began in SLOW_STARTS:
+        starts.setdefault(number, []).append(began)
+    # the first number finds the local task's time unknown; the others do not wait for it
+    lags = [max(s) - min(s) for n, s in sorted(starts.items()) if n > 0]
+    assert len(lags) == 3 and max(lags) < 0.15, lags

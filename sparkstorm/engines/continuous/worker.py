@@ -265,6 +265,10 @@ class Worker:
             if t not in plan.spout_tasks
         }
         self.inbox: dict[int, list[Tuple]] = {t: [] for t in self.bolts}
+        self._took: dict[int, float] = dict.fromkeys(self.bolts, 0.0)
+        """Bolt task -> how long its last run took. Before one that took longer than
+        :data:`FLUSH_SECS` runs again, what waits for other workers goes out: a Trident
+        commit tuple for a remote partition waited for the local partition's whole write."""
         self.inbox_extra: dict[int, int] = dict.fromkeys(self.bolts, 0)
         """Rows the record batches in each inbox hold beyond one each (the backlog's)."""
         self.tickers = tickers_for(plan, plan.conf, set(self.bolts))
@@ -593,10 +597,14 @@ class Worker:
 
     def _run_bolts(self, now: float) -> int:
         ran = 0
+        took = self._took
         for task_id, task in self.bolts.items():
             tuples = self.inbox[task_id]
             if not tuples:
                 continue
+            if took[task_id] > FLUSH_SECS:  # what waits for other workers goes first
+                self._flush(force=True)
+            started = time.perf_counter()
             self.inbox[task_id] = []
             self.queued -= len(tuples) + self.inbox_extra[task_id]
             self.inbox_extra[task_id] = 0
@@ -609,6 +617,7 @@ class Worker:
             if self.try_serialize:
                 snapshot(task)  # raises, naming the attribute that cannot be pickled
             self._route(out, now, task.columnar)
+            took[task_id] = time.perf_counter() - started
         return ran
 
     def _run_spouts(self, now: float) -> int:
@@ -629,13 +638,17 @@ class Worker:
             len(p.rows) + p.frames.__len__() * FRAME_TUPLES + p.extra for p in self.peers.values()
         )
 
-    def _flush(self) -> None:
-        """Send the frames that are full or whose first tuple waited long enough."""
+    def _flush(self, force: bool = False) -> None:
+        """Send the frames that are full or whose first tuple waited long enough.
+
+        ``force``: send every tuple waiting, now.
+        """
         now = time.monotonic()
         header = self.generation.to_bytes(4, "little")
         for peer in self.peers.values():
             weight = len(peer.rows) + peer.rows_extra
-            if peer.rows and (weight >= FRAME_TUPLES or now - peer.since >= FLUSH_SECS):
+            due = force or weight >= FRAME_TUPLES or now - peer.since >= FLUSH_SECS
+            if peer.rows and due:
                 for rows, extra in _frame_sized(peer.rows, peer.rows_extra):
                     runs, _ = self.codec.runs(rows)
                     peer.frames.append((self.codec.frame(runs), len(rows), extra))
