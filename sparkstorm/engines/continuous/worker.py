@@ -69,8 +69,10 @@ log = logging.getLogger(__name__)
 
 FRAME_TUPLES = 2_000
 """A frame to a peer goes out once it holds this many tuples..."""
-FLUSH_SECS = 0.001
-"""... or once its first tuple has waited this long."""
+FLUSH_SECS = 0.0003
+"""... or once its first tuple has waited this long (at 1 ms, the Arrow word count's
+complete latency p99 at 1,000,000 rows/s offered was 11-12 ms; at 0.3 ms, 8.7-8.9 ms,
+with the same throughput)."""
 MAX_BACKLOG = 20_000
 """Tuples waiting in a worker (to run or to be sent) above which its spouts pause and it
 stops reading its socket."""
@@ -392,8 +394,10 @@ class Worker:
             with fewer_collections(self.plan.conf[SPARKSTORM_GC_GEN0_THRESHOLD]):
                 while not self.stopped:
                     worked = self.turn(wait)
-                    # nothing ran: wait for a frame, a command or the next flush (1 ms)
-                    wait = 0 if worked else 1
+                    # nothing ran: wait for a frame or a command, 1 ms at most (ZeroMQ's
+                    # poll counts whole ms), unless tuples wait to be sent
+                    waiting = any(peer.rows for peer in self.peers.values())
+                    wait = 0 if worked or waiting else 1
         except Exception as exc:  # a mistake in the topology: the driver raises it
             log.exception("continuous worker %d stopped", self.index)
             self._report(final=True, failure=exc)
