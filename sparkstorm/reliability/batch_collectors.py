@@ -141,26 +141,26 @@ class BatchSpoutOutputCollector(SpoutOutputCollector):
                 if msg_id is not None:
                     self._tracker.ack_untracked(msg_id)
             return n
-        tracked = np.fromiter((m is not None for m in msg_ids), bool, n)
+        every = None not in msg_ids  # the usual case: every row a message
+        tracked = (
+            np.ones(n, bool) if every else np.fromiter((m is not None for m in msg_ids), bool, n)
+        )
         roots = ids_of(self._next_id, n)
         init = np.zeros(n, U64)
         for target, rows in shares:
             rows = np.arange(n) if rows is None else rows
-            mine = tracked[rows]
-            edges = ids_of(self._next_id, int(mine.sum()))
-            local = np.nonzero(mine)[0]
-            np.bitwise_xor.at(init, rows[local], edges)
+            local = np.arange(len(rows)) if every else np.nonzero(tracked[rows])[0]
+            edges = ids_of(self._next_id, len(local))
+            np.bitwise_xor.at(init, rows[local], edges)  # a custom grouping may repeat a row
             links = Links(local, roots[rows[local]], edges)
             part = batch if len(rows) == n else batch.take(rows)
             self._out.append((target, RowBatch(part, fields, component, stream, task, links)))
             self._sent(route, len(rows))
-        ids = [m for m, t in zip(msg_ids, tracked.tolist(), strict=True) if t]
-        self._tracker.track_many(roots[tracked].tolist(), ids, stream)
-        self._init_roots.extend(roots[tracked].tolist())
-        self._init_vals.extend(init[tracked].tolist())
-        for m, t in zip(msg_ids, tracked.tolist(), strict=True):
-            if not t and m is not None:  # pragma: no cover - tracked is "has an id"
-                self._tracker.ack_untracked(m)
+        ids = list(msg_ids) if every else [m for m in msg_ids if m is not None]
+        if not every:
+            roots, init = roots[tracked], init[tracked]
+        self._tracker.track_many(roots.tolist(), ids, stream)
+        self._init_arrays.append((roots, init))
         return n
 
     def _sent(self, route: StreamRoute, rows: int) -> None:

@@ -63,19 +63,19 @@ class RotatingMap(Generic[K, V]):
 
     def remove_many(self, keys: list[K]) -> list[V | None]:
         """Remove each of ``keys``; their values in that order (None where absent)."""
-        out: list[V | None] = [None] * len(keys)
-        left = list(range(len(keys)))
-        for bucket in self._buckets:
+        buckets = iter(self._buckets)
+        newest = next(buckets)
+        held = len(newest)
+        out: list[V | None] = list(map(newest.pop, keys, repeat(None)))
+        if held - len(newest) == len(keys):  # the usual case: the newest bucket held all
+            return out
+        for bucket in buckets:
+            left = [i for i, value in enumerate(out) if value is None]
             if not left:
                 break
-            popped = list(map(bucket.pop, [keys[i] for i in left], repeat(None)))
-            still = []
+            popped = map(bucket.pop, [keys[i] for i in left], repeat(None))
             for i, value in zip(left, popped, strict=True):
-                if value is None:
-                    still.append(i)
-                else:
-                    out[i] = value
-            left = still
+                out[i] = value
         return out
 
     def remove(self, key: K) -> V | None:

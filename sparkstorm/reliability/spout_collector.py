@@ -20,6 +20,7 @@ from sparkstorm.reliability.base_collector import BaseCollector
 from sparkstorm.topology.declarers import DEFAULT_STREAM_ID
 from sparkstorm.topology.groupings import StreamRoute
 from sparkstorm.topology.plan import Plan
+from sparkstorm.topology.row_batch import U64
 from sparkstorm.topology.streams import ACKER_INIT_STREAM_ID, INIT_FIELDS
 from sparkstorm.topology.tuple import Tuple
 
@@ -53,6 +54,8 @@ class SpoutOutputCollector(BaseCollector):
         self._tracker = tracker
         self._init_roots: list[int] = []
         self._init_vals: list[int] = []
+        self._init_arrays: list[tuple[Any, Any]] = []
+        """(roots, ack values) arrays of record batches' rows (``batch_collectors``)."""
         self._skipping = False  # after a restart, while committed messages may come again
 
     def emit(
@@ -123,8 +126,12 @@ class SpoutOutputCollector(BaseCollector):
 
     def flush_inits(self) -> None:
         """Send the inits of this superstep's tracked emits, one batch per acker task."""
+        parts = self._init_arrays
         if self._init_roots:
-            roots = np.array(self._init_roots, np.uint64)
-            ack_vals = np.array(self._init_vals, np.uint64)
+            parts.append((np.array(self._init_roots, U64), np.array(self._init_vals, U64)))
             self._init_roots, self._init_vals = [], []
+        if parts:
+            self._init_arrays = []
+            roots = np.concatenate([p[0] for p in parts]) if len(parts) > 1 else parts[0][0]
+            ack_vals = np.concatenate([p[1] for p in parts]) if len(parts) > 1 else parts[0][1]
             self._batch_to_ackers(ACKER_INIT_STREAM_ID, INIT_FIELDS, roots, ack_vals, self._task_id)

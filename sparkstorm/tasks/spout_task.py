@@ -16,7 +16,10 @@ import inspect
 import itertools
 from collections import Counter
 from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
+
+import numpy as np
 
 from sparkstorm._types import TIMEOUT, FailReason, MsgId
 from sparkstorm.config import TOPOLOGY_DEBUG, TOPOLOGY_MAX_SPOUT_PENDING
@@ -119,8 +122,8 @@ class SpoutTask:
 
     def track_many(self, roots: list[int], msg_ids: list[MsgId], stream: str) -> None:
         """Record a batch's tracked rows as pending, at once."""
-        now = self.now
-        self.pending.put_new({r: (m, now, stream) for r, m in zip(roots, msg_ids, strict=True)})
+        entries = zip(msg_ids, itertools.repeat(self.now), itertools.repeat(stream))
+        self.pending.put_new(dict(zip(roots, entries, strict=True)))
 
     def ack_untracked(self, msg_id: MsgId) -> None:
         """Ackers = 0: ack inside emit, as Storm does."""
@@ -268,16 +271,20 @@ class SpoutTask:
 
     def _acked_many(self, roots: list[int]) -> None:
         """An Arrow spout's acks: its messages' trees completed, told in one call."""
-        now = self.now
-        done = [entry for entry in self.pending.remove_many(roots) if entry is not None]
+        pending = self.pending
+        held = len(pending)
+        done: list[Any] = pending.remove_many(roots)
+        if held - len(pending) < len(done):  # timed out already: too late, and ignored
+            done = [entry for entry in done if entry is not None]
         if not done:
             return
         stats = self.stats
         stats.acked += len(done)
-        stats.complete_latencies.extend([now - entry[1] for entry in done])
-        for stream, n in Counter(entry[2] for entry in done).items():
+        emitted = np.fromiter(map(itemgetter(1), done), np.float64, len(done))
+        stats.complete_latencies.extend((self.now - emitted).tolist())
+        for stream, n in Counter(map(itemgetter(2), done)).items():
             self._outcomes_of(stream)[0] += n
-        ids = [entry[0] for entry in done]
+        ids = list(map(itemgetter(0), done))
         if self._failed_last:
             for msg_id in ids:
                 self._settled(msg_id, None)
