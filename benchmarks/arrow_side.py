@@ -29,6 +29,9 @@ from examples.word_count import generated_sentences
 TUPLES_PER_SENTENCE = 9
 """A sentence split and its 8 words counted: throughput counts all 9."""
 
+LATENCY_ROUNDS = 3
+"""Timed runs at the steady rate: the line gives their median p50 and p99, and the range."""
+
 FLOOR_BATCH_ROWS = 4096
 """The floor's batch: the example's spout batch."""
 
@@ -73,8 +76,9 @@ def floor(sentences: list[str]) -> dict[str, float]:
     return {"tps": len(sentences) * TUPLES_PER_SENTENCE / elapsed}
 
 
-def engine_row(engine: str) -> Callable[[Any, list[str]], dict[str, float]]:
-    """The Arrow word count example on ``engine``, every sentence a tracked message."""
+def engine_row(engine: str, tracked: bool = True) -> Callable[[Any, list[str]], dict[str, float]]:
+    """The Arrow word count example on ``engine``, every sentence a tracked message
+    (``tracked=False``: no acker, so nothing is tracked: what the engine costs alone)."""
 
     def one_run(spark: Any, sentences: list[str]) -> dict[str, float]:
         from benchmarks.modes import engine_for
@@ -82,6 +86,8 @@ def engine_row(engine: str) -> Callable[[Any, list[str]], dict[str, float]]:
         from sparkstorm import run
 
         topology, conf = arrow_word_count.topology(sentences)
+        if not tracked:
+            conf.set_num_ackers(0)
         name = engine_for(engine, conf)
         result = run(topology, conf, name, spark if name == "spark" else None)
         stats = result.stats["sentences"]
@@ -112,6 +118,7 @@ def session() -> Any:
 
 ROWS: dict[str, Callable[[Any, list[str]], dict[str, float]]] = {
     "continuous": engine_row("continuous"),
+    "untracked": engine_row("continuous", tracked=False),
     "local": engine_row("local"),
     "pyspark": pyspark,
     "streaming": structured_streaming,
@@ -119,7 +126,7 @@ ROWS: dict[str, Callable[[Any, list[str]], dict[str, float]]] = {
 }
 
 
-SPARK_ROWS = ("continuous", "pyspark", "streaming")
+SPARK_ROWS = ("continuous", "untracked", "pyspark", "streaming")
 
 
 def main() -> None:
@@ -130,7 +137,8 @@ def main() -> None:
         rate, secs, warm_secs = map(float, sys.argv[2:5])
         spark = session()
         latency(spark, rate, warm_secs)
-        print(json.dumps({"row": "latency", "rounds": [latency(spark, rate, secs)]}))
+        rounds = [latency(spark, rate, secs) for _ in range(LATENCY_ROUNDS)]
+        print(json.dumps({"row": "latency", "rounds": rounds}))
         spark.stop()
         return
     row, count, warm, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
