@@ -141,23 +141,24 @@ class BatchSpoutOutputCollector(SpoutOutputCollector):
                 if msg_id is not None:
                     self._tracker.ack_untracked(msg_id)
             return n
-        every = None not in msg_ids  # the usual case: every row a message
+        # None: every row a message, the usual case
         tracked = (
-            np.ones(n, bool) if every else np.fromiter((m is not None for m in msg_ids), bool, n)
+            None if None not in msg_ids else np.fromiter((m is not None for m in msg_ids), bool, n)
         )
         roots = ids_of(self._next_id, n)
         init = np.zeros(n, U64)
         for target, rows in shares:
             rows = np.arange(n) if rows is None else rows
-            local = np.arange(len(rows)) if every else np.nonzero(tracked[rows])[0]
+            local = np.arange(len(rows)) if tracked is None else np.nonzero(tracked[rows])[0]
             edges = ids_of(self._next_id, len(local))
             np.bitwise_xor.at(init, rows[local], edges)  # a custom grouping may repeat a row
             links = Links(local, roots[rows[local]], edges)
             part = batch if len(rows) == n else batch.take(rows)
             self._out.append((target, RowBatch(part, fields, component, stream, task, links)))
             self._sent(route, len(rows))
-        ids = list(msg_ids) if every else [m for m in msg_ids if m is not None]
-        if not every:
+        ids = list(msg_ids)
+        if tracked is not None:
+            ids = [m for m in ids if m is not None]
             roots, init = roots[tracked], init[tracked]
         self._tracker.track_many(roots.tolist(), ids, stream)
         self._init_arrays.append((roots, init))

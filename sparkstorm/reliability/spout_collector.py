@@ -132,6 +132,5 @@ class SpoutOutputCollector(BaseCollector):
             self._init_roots, self._init_vals = [], []
         if parts:
             self._init_arrays = []
-            roots = np.concatenate([p[0] for p in parts]) if len(parts) > 1 else parts[0][0]
-            ack_vals = np.concatenate([p[1] for p in parts]) if len(parts) > 1 else parts[0][1]
+            roots, ack_vals = map(np.concatenate, zip(*parts, strict=True))
             self._batch_to_ackers(ACKER_INIT_STREAM_ID, INIT_FIELDS, roots, ack_vals, self._task_id)

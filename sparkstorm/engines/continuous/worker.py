@@ -396,8 +396,8 @@ class Worker:
                     worked = self.turn(wait)
                     # nothing ran: wait for a frame or a command, 1 ms at most (ZeroMQ's
                     # poll counts whole ms), unless tuples wait to be sent
-                    waiting = any(peer.rows for peer in self.peers.values())
-                    wait = 0 if worked or waiting else 1
+                    waiting = worked or any(peer.rows for peer in self.peers.values())
+                    wait = 0 if waiting else 1
         except Exception as exc:  # a mistake in the topology: the driver raises it
             log.exception("continuous worker %d stopped", self.index)
             self._report(final=True, failure=exc)
