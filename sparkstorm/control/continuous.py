@@ -487,6 +487,14 @@ class ContinuousRuntime:
         """Tracked messages without an outcome yet, over every spout task."""
         return sum(sum(r.pending.values()) for r in self.reports.values())
 
+    def holding(self) -> str | None:
+        """What a spout holds back though it emits nothing, as last reported (else None).
+
+        Not part of :meth:`idle`: a checkpoint's drain and a stop pause the spouts, so
+        what they hold cannot go out before those end; an until-idle run waits for it.
+        """
+        return next(filter(None, (r.holding for r in self.reports.values())), None)
+
     def idle(self) -> bool:
         """No tuple waiting or moving anywhere, and the spouts emit nothing.
 
@@ -545,7 +553,10 @@ class ContinuousRuntime:
 
     def busy_with(self) -> str:
         """What keeps the topology from being idle, in words."""
-        return f"{self.in_flight} tuple(s) in flight, {self.pending_count()} msg id(s) pending"
+        holding = self.holding()
+        return f"{self.in_flight} tuple(s) in flight, {self.pending_count()} msg id(s) pending" + (
+            f"; {holding}" if holding else ""
+        )
 
     def calling(self) -> tuple[str, Any] | None:
         """No user call runs on the driver in this mode."""

@@ -284,6 +284,7 @@ def _loop(
             and not runtime.checkpoints.pausing
             and runtime.idle()
             and not runtime.pending_count()
+            and runtime.holding() is None
         ):
             quiet_since = time.monotonic() if quiet_since is None else quiet_since
             if time.monotonic() - quiet_since >= grace:

@@ -308,7 +308,12 @@ class LocalCluster:
                 rt.step()
             # a running superstep counts here, ticks only or not: its results must be in
             busy = [
-                rt for rt in runtimes if rt.checkpoints.pausing or not rt.idle() or rt.engine.busy
+                rt
+                for rt in runtimes
+                if rt.checkpoints.pausing
+                or not rt.idle()
+                or rt.engine.busy
+                or rt.holding() is not None
             ]
             if not busy:
                 return

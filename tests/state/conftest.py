@@ -20,8 +20,9 @@ def provider(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, dict[
 
 
 @pytest.fixture
-def queue_and_table() -> Iterator[Broker]:
-    """A RabbitMQ queue and a PostgreSQL table (word, count) of this test's own."""
-    queue = BROKERS["rabbitmq"](f"proof_{uuid.uuid4().hex[:8]}")
+def queue_and_table(request: pytest.FixtureRequest) -> Iterator[Broker]:
+    """A RabbitMQ queue (or the source the test names: ``redis``) and a PostgreSQL table
+    (word, count) of this test's own."""
+    queue = BROKERS[getattr(request, "param", "rabbitmq")](f"proof_{uuid.uuid4().hex[:8]}")
     with with_table(queue, "word text PRIMARY KEY, count bigint NOT NULL") as created:
         yield created

@@ -1,7 +1,9 @@
 """The proof's word count: RabbitMQ -> split -> stateful count (Redis) -> PostgreSQL.
 
 Run through ``sparkstorm run`` and SIGKILLed by ``test_sigkill_proof.py``; configured by
-environment variables: ``PROOF_NAME`` (queue and table), ``PROOF_REDIS_PREFIX`` (the
+environment variables: ``PROOF_NAME`` (queue, or stream, and table), ``PROOF_SOURCE``
+(``redis`` reads a Redis stream of that name, a spout that holds entries it read ahead
+of ``max.spout.pending``; RabbitMQ by default), ``PROOF_REDIS_PREFIX`` (the
 state's key prefix), ``PROOF_PENDING`` (max spout pending: a stateful topology takes at
 most that many messages per checkpoint, as their acks wait for the commit), and on a
 cluster of hosts ``PROOF_SERVICES_HOST`` (where its tasks reach the services) and
@@ -21,6 +23,7 @@ from typing import Any
 from sparkstorm import BasicBolt, Config, Fields, TopologyBuilder
 from sparkstorm.connectors.postgres import PostgresUpsertBolt
 from sparkstorm.connectors.rabbitmq import RabbitMQSpout
+from sparkstorm.connectors.redis_streams import RedisStreamSpout
 from tests.state.bolts import StatefulArrowWordCount, StatefulWordCount
 
 DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -30,7 +33,10 @@ REDIS = "redis://127.0.0.1:6379/0"
 
 class Split(BasicBolt):
     def execute(self, tup: Any, collector: Any) -> None:
-        for word in tup.values[0].partition("|")[2].split():
+        body = tup.values[-1]  # RabbitMQ: (body,); Redis: (id, {"body": body})
+        if isinstance(body, dict):
+            body = body["body"]
+        for word in body.partition("|")[2].split():
             collector.emit([word])
 
     def declare_output_fields(self, declarer: Any) -> None:
@@ -44,8 +50,13 @@ def _on_services_host(url: str) -> str:
 def topology() -> tuple[Any, Config]:
     name = os.environ["PROOF_NAME"]
     builder = TopologyBuilder()
-    rabbitmq = _on_services_host(RABBITMQ) + os.environ.get("PROOF_RABBITMQ_OPTIONS", "")
-    builder.set_spout("sentences", RabbitMQSpout(rabbitmq, name))
+    if os.environ.get("PROOF_SOURCE") == "redis":
+        builder.set_spout(
+            "sentences", RedisStreamSpout(_on_services_host(REDIS), name, "sparkstorm")
+        )
+    else:
+        rabbitmq = _on_services_host(RABBITMQ) + os.environ.get("PROOF_RABBITMQ_OPTIONS", "")
+        builder.set_spout("sentences", RabbitMQSpout(rabbitmq, name))
     builder.set_bolt("split", Split(), 2).shuffle_grouping("sentences")
     count = StatefulArrowWordCount() if os.environ.get("PROOF_COLUMNS") else StatefulWordCount()
     builder.set_bolt("count", count, 2).fields_grouping("split", Fields("word"))

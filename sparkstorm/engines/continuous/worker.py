@@ -184,6 +184,13 @@ class WorkerReport:
     """A CPU profile of the worker's loop, once the one the driver asked for is done."""
     log_lines: list[str] = field(default_factory=list)
     """The worker's Python log records since the last report (Spark workers only)."""
+    holding: str | None = None
+    """What a spout here holds back though it emits nothing (a ``HoldsWork``), in words.
+
+    Apart from :attr:`backlog`: a checkpoint's drain pauses the spouts, so what they
+    hold cannot go out before it ends and must not count as work in flight there; an
+    until-idle run waits for it.
+    """
 
 
 @dataclass
@@ -684,7 +691,7 @@ class Worker:
             self.debug,
             self.sent,
             self.received,
-            self._backlog() + sum(s.holding() is not None for s in self.spouts.values()),
+            self._backlog(),
             sum(s.collector.emitted for s in self.spouts.values()),
             self.turns,
             self.handled,
@@ -699,6 +706,7 @@ class Worker:
             self._stacks,
             self._cpu_text,
             self.log_ring.take() if self.log_ring is not None else [],
+            next(filter(None, (s.holding() for s in self.spouts.values())), None),
         )
         self._probe, self._sealed, self._stacks, self._cpu_text = -1, None, None, None
         self.control.send(pickle.dumps(report, protocol=5))
