@@ -94,12 +94,19 @@ def replace_private(path: Path, data: bytes) -> None:
         raise
 
 
-def read_private(path: Path) -> bytes:
-    """``path``'s bytes, never through a link; a file others may write is refused."""
+def read_private(path: Path, *, secret: bool = False) -> bytes:
+    """``path``'s bytes, never through a link; a file others may write is refused.
+
+    ``secret``: a file others may read is refused too (as ssh refuses a private key).
+    """
     descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     with os.fdopen(descriptor, "rb") as source:
         info = os.fstat(source.fileno())
-        if info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o022:
-            msg = f"{path} is not yours alone (owner {info.st_uid}, mode {info.st_mode:o})"
+        shut_out = 0o077 if secret else 0o022
+        if info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & shut_out:
+            mode = stat.S_IMODE(info.st_mode)
+            msg = f"{path} is not yours alone (owner {info.st_uid}, mode {mode:o})"
+            if info.st_uid == os.getuid():
+                msg += f": chmod 600 {path}"
             raise NotPrivate(msg)
         return source.read()

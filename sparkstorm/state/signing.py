@@ -13,6 +13,12 @@ The secret is, first found: ``sparkstorm.state.secret`` (or the provider config'
 run's driver puts the secret it uses into the run's configuration, so executors on other
 hosts sign and check with the same one; `sparkstorm state` on the driver's machine finds
 the same file. JSON state (``"serializer": "json"``) cannot run code and is not signed.
+
+A secret anyone could guess is no secret: one shorter than :data:`MIN_SECRET_BYTES`,
+from any source, is refused, and so is a key file that another user owns or may read
+(as ssh refuses a private key). The key file appears whole or not at all (written
+aside, then linked into place), so a process that starts beside the one making it never
+reads it half-written.
 """
 
 from __future__ import annotations
@@ -21,15 +27,24 @@ import hashlib
 import hmac
 import os
 import secrets
+import uuid
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from sparkstorm.config import SPARKSTORM_STATE_SECRET
 from sparkstorm.errors import StateStoreError
-from sparkstorm.private_files import home_dir, private_dir, read_private, write_private
+from sparkstorm.private_files import (
+    NotPrivate,
+    home_dir,
+    private_dir,
+    read_private,
+    write_private,
+)
 
 SECRET_ENV = "SPARKSTORM_STATE_SECRET"
+MIN_SECRET_BYTES = 32
+"""The shortest state secret taken (the key file's is 64 hex digits)."""
 MAGIC = b"ss1:"
 """What a signed value starts with (then the 32-byte MAC, then the payload)."""
 _MAC_BYTES = 32
@@ -44,10 +59,22 @@ def key_file() -> Path:
     return home_dir() / "state.key"
 
 
+class WeakStateSecret(StateStoreError):
+    """A state secret that is too short, or a key file that is not this user's alone."""
+
+
 def state_secret(config: dict[str, Any] | None = None) -> str:
-    """The state secret: configured, from the environment, or this user's key file."""
-    given = (config or {}).get("secret") or os.environ.get(SECRET_ENV)
-    return str(given) if given else _file_secret(key_file())
+    """The state secret: configured, from the environment, or this user's key file.
+
+    Raises :class:`WeakStateSecret`, saying what to do, for a secret shorter than
+    :data:`MIN_SECRET_BYTES` or a key file others own or may read.
+    """
+    configured = (config or {}).get("secret")
+    if configured:
+        return _strong(str(configured), f"{SPARKSTORM_STATE_SECRET} (or the provider's secret)")
+    if os.environ.get(SECRET_ENV):
+        return _strong(os.environ[SECRET_ENV], f"the environment variable {SECRET_ENV}")
+    return _file_secret(key_file())
 
 
 def fill_state_secret(conf: dict[str, Any]) -> None:
@@ -56,18 +83,52 @@ def fill_state_secret(conf: dict[str, Any]) -> None:
         conf[SPARKSTORM_STATE_SECRET] = state_secret()
 
 
+def _strong(secret: str, where: str) -> str:
+    if len(secret.encode()) < MIN_SECRET_BYTES:
+        msg = (
+            f"the state secret from {where} has {len(secret.encode())} bytes, fewer than "
+            f"{MIN_SECRET_BYTES}: anyone who guesses it can make your runs load their code. "
+            "Use 64 random hex digits (python -c 'import secrets; print(secrets.token_hex(32))')"
+        )
+        raise WeakStateSecret(msg)
+    return secret
+
+
 @cache
 def _file_secret(path: Path) -> str:
     private_dir(path.parent)
     try:
-        return read_private(path).decode().strip()
+        return _read_key(path)
     except FileNotFoundError:
-        made = secrets.token_hex(32)
-        try:
-            write_private(path, made.encode(), exclusive=True)
-        except FileExistsError:  # another process made it first: theirs it is
-            return read_private(path).decode().strip()
-        return made
+        pass
+    made = secrets.token_hex(32)
+    aside = path.with_name(f".{path.name}.{uuid.uuid4().hex}")
+    write_private(aside, made.encode(), exclusive=True, sync=True)
+    try:
+        os.link(aside, path)  # whole or not at all; refused when another process won
+    except FileExistsError:
+        return _read_key(path)  # theirs it is, whole: they linked it only once written
+    finally:
+        aside.unlink()
+    return made
+
+
+def _read_key(path: Path) -> str:
+    """The key file's secret, refused when others own it, may read it, or it is short."""
+    try:
+        data = read_private(path, secret=True)
+    except NotPrivate as exc:
+        msg = f"{exc} (others could forge your state with it)"
+        raise WeakStateSecret(msg) from None
+    secret = data.decode(errors="replace").strip()
+    if len(secret.encode()) < MIN_SECRET_BYTES:
+        msg = (
+            f"{path} holds {len(secret.encode())} bytes, fewer than {MIN_SECRET_BYTES} (a "
+            "write cut short?): delete it and sparkstorm makes a new one (state signed "
+            f"with the old one is then refused), or set {SECRET_ENV}"
+        )
+        raise WeakStateSecret(msg)
+    return secret
 
 
 class Signer:

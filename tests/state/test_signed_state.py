@@ -7,8 +7,10 @@ loaded it, as a worker does at start, restart or rollback.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import pickle
+import re
 import stat
 import uuid
 from pathlib import Path
@@ -83,7 +85,7 @@ def test_values_written_with_the_secret_load_back(provider):
     topology = f"topo-{uuid.uuid4().hex[:8]}"
     committed(name, config, topology)
     assert open_store(name, config, topology).load("count:3") == (0, {"word": 41})
-    other = {**config, "secret": "another deployment's"}
+    other = {**config, "secret": "another deployment's secret, long enough"}
     with pytest.raises(UnsignedState):
         open_store(name, other, topology).load("count:3")
 
@@ -105,27 +107,101 @@ def test_a_redis_window_written_by_someone_else_is_refused(redis_prefix, tmp_pat
         store.shutdown()
 
 
-def test_the_secret_is_made_once_readable_by_its_user_only(tmp_path, monkeypatch):
-    monkeypatch.setattr(signing, "key_file", lambda: tmp_path / "home" / "state.key")
+STRONG = "s" * signing.MIN_SECRET_BYTES
+
+
+@pytest.fixture
+def fresh_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A sparkstorm home with no key file yet, and no secret in the environment."""
+    monkeypatch.setenv("SPARKSTORM_HOME", str(tmp_path / "home"))
     monkeypatch.delenv(signing.SECRET_ENV, raising=False)
     signing._file_secret.cache_clear()
+    yield tmp_path / "home"
+    signing._file_secret.cache_clear()
+
+
+def test_the_secret_is_made_once_readable_by_its_user_only(fresh_home, monkeypatch):
     first = state_secret()
     signing._file_secret.cache_clear()
     assert state_secret() == first and len(first) == 64
-    key = tmp_path / "home" / "state.key"
+    key = fresh_home / "state.key"
     assert stat.S_IMODE(key.stat().st_mode) == 0o600
     assert stat.S_IMODE(key.parent.stat().st_mode) == 0o700
-    monkeypatch.setenv(signing.SECRET_ENV, "from the environment")
-    assert state_secret() == "from the environment"
-    assert state_secret({"secret": "configured"}) == "configured"
+    assert sorted(p.name for p in fresh_home.iterdir()) == ["state.key"]  # nothing left aside
+    monkeypatch.setenv(signing.SECRET_ENV, "e" * 32)
+    assert state_secret() == "e" * 32
+    assert state_secret({"secret": STRONG}) == STRONG
+
+
+def _secret_at(barrier: Any, out: Any) -> None:
+    barrier.wait()
+    out.put(state_secret())
+
+
+def test_processes_starting_together_on_a_fresh_home_all_get_the_same_whole_secret(fresh_home):
+    # Issue 65, defect 1: the file was made (O_EXCL) and written after, so a process
+    # that lost the race read it empty and signed with "" for its whole life.
+    context = multiprocessing.get_context("fork")
+    for trial in range(25):
+        key = fresh_home / "state.key"
+        key.unlink(missing_ok=True)
+        signing._file_secret.cache_clear()
+        barrier, out = context.Barrier(4), context.Queue()
+        workers = [context.Process(target=_secret_at, args=(barrier, out)) for _ in range(4)]
+        for worker in workers:
+            worker.start()
+        got = [out.get(timeout=30) for _ in workers]
+        for worker in workers:
+            worker.join(30)
+        assert len(set(got)) == 1 and len(got[0]) == 64, f"trial {trial}: {got}"
+        assert key.read_text() == got[0]
+
+
+@pytest.mark.parametrize(
+    ("where", "says"),
+    [
+        ("an empty key file", "holds 0 bytes, fewer than 32"),
+        ("a short key file", "holds 5 bytes, fewer than 32"),
+        ("a key file others may read", "chmod 600"),
+        ("a key file of another user's", "not yours alone"),
+        ("a short environment variable", "SPARKSTORM_STATE_SECRET has 5 bytes"),
+        ("a short configured secret", "sparkstorm.state.secret (or the provider's secret)"),
+    ],
+)
+def test_a_weak_secret_is_refused_in_one_line_saying_what_to_do(
+    fresh_home, monkeypatch, where, says
+):
+    key = fresh_home / "state.key"
+    fresh_home.mkdir(mode=0o700)
+    config = None
+    if where == "an empty key file":  # a first write killed half-way
+        signing.write_private(key, b"")
+    elif where == "a short key file":
+        signing.write_private(key, b"short")
+    elif where == "a key file others may read":
+        signing.write_private(key, b"k" * 64)
+        key.chmod(0o644)
+    elif where == "a key file of another user's":
+        signing.write_private(key, b"k" * 64)
+        os.chown(key, 65534, 65534)  # nobody (the suite runs as root)
+    elif where == "a short environment variable":
+        monkeypatch.setenv(signing.SECRET_ENV, "short")
+    else:
+        config = {"secret": "short"}
+    with pytest.raises(signing.WeakStateSecret, match=re.escape(says)) as caught:
+        state_secret(config)
+    assert "\n" not in str(caught.value)
+    with pytest.raises(signing.WeakStateSecret):  # and a store, and so a run, will not open
+        DirectoryStore({"path": str(fresh_home / "state"), **(config or {})}, "t")
 
 
 def test_a_run_hands_its_secret_to_its_workers_in_the_configuration(tmp_path, monkeypatch):
-    monkeypatch.setenv(signing.SECRET_ENV, "the driver's")
+    driver_secret = "d" * 64
+    monkeypatch.setenv(signing.SECRET_ENV, driver_secret)
     conf: dict[str, Any] = {"topology.state.provider.config": {"path": str(tmp_path)}}
     fill_state_secret(conf)
-    assert conf[SPARKSTORM_STATE_SECRET] == "the driver's"
+    assert conf[SPARKSTORM_STATE_SECRET] == driver_secret
     monkeypatch.delenv(signing.SECRET_ENV)  # an executor on another host: no env, no file
-    assert provider_config(conf)["secret"] == "the driver's"
+    assert provider_config(conf)["secret"] == driver_secret
     store = DirectoryStore(provider_config(conf), "t")
-    assert store.signer.verify(Signer("the driver's").sign(b"x"), "here") == b"x"
+    assert store.signer.verify(Signer(driver_secret).sign(b"x"), "here") == b"x"
