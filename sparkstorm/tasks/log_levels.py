@@ -9,7 +9,14 @@ import logging
 import time
 
 SECRET_LOGGERS = ("py4j.java_gateway", "py4j.clientserver")
-"""Loggers that write a secret at DEBUG: py4j's "Command to send: A\\nTOKEN" authenticates."""
+"""Loggers that write secrets at DEBUG: every command py4j sends and every answer it gets.
+
+The gateway's token goes in the authentication command (``A``) and again when PySpark
+builds its accumulator (``PythonAccumulatorV2(host, port, token)``); answers carry the
+per-call secrets of the sockets Spark opens to serve data. Whoever reads the token can
+drive the run's JVM.
+"""
+WIRE_LINES = ("Command to send: ", "Answer received: ")
 
 ROOT = "ROOT"
 """Storm's name for the root logger."""
@@ -17,12 +24,19 @@ LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
 
 
 class _HideSecrets(logging.Filter):
-    """Masks the py4j gateway's token in py4j's DEBUG line of its authentication."""
+    """Keeps what py4j sends and receives out of its DEBUG lines: only their size shows.
+
+    Masking the token by the shape of one line let it through in another (the
+    accumulator's), so no command or answer is shown at all, whatever it holds.
+    """
 
     def filter(self, record: logging.LogRecord) -> bool:
         text = record.getMessage()
-        if text.startswith("Command to send: A\n"):
-            record.msg, record.args = "Command to send: A\n***\n", None
+        for head in WIRE_LINES:
+            if text.startswith(head):
+                size = len(text) - len(head)
+                record.msg = f"{head}({size} characters, not shown: they may hold secrets)"
+                record.args = None
         return True
 
 

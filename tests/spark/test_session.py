@@ -49,5 +49,41 @@ def test_py4j_writes_no_gateway_token_even_at_debug(spark, caplog):
         connection = client._create_new_connection()  # a new connection authenticates
         connection.close()
     said = "\n".join(r.getMessage() for r in caplog.records)
-    assert "Command to send: A\n***" in said
+    assert "Command to send: (" in said
     assert token not in said
+
+
+DEBUG_RUN = """
+import logging, sys
+logging.basicConfig(filename=sys.argv[1], level=logging.DEBUG)  # a user's module's
+from sparkstorm import TopologyBuilder, run
+from sparkstorm.testing import FixedTupleSpout
+
+def keep_token(runtime):
+    from pyspark import SparkContext
+    client = SparkContext._active_spark_context._gateway._gateway_client
+    open(sys.argv[2], "w").write(client.java_parameters.auth_token)
+
+builder = TopologyBuilder()
+builder.set_spout("s", FixedTupleSpout([["a"], ["b"]]))
+run(builder.create_topology(), {"sparkstorm.spark.mode": "superstep"}, "spark",
+    master="local[1]", on_start=keep_token, spark_ui=False)
+"""
+
+
+def test_a_run_logging_at_debug_to_a_file_writes_no_py4j_secret(tmp_path):
+    """Issue 65, defect 2: PySpark sends the token again to build its accumulator, and
+    py4j logged that command whole; answers carry per-call socket secrets."""
+    log_file, token_file = tmp_path / "debug.log", tmp_path / "token"
+    done = subprocess.run(
+        [sys.executable, "-c", DEBUG_RUN, str(log_file), str(token_file)],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    token, logged = token_file.read_text(), log_file.read_text()
+    assert len(token) >= 32
+    assert token not in logged
+    assert "Command to send: (" in logged and "Answer received: (" in logged  # DEBUG on
