@@ -36,6 +36,7 @@ class RunProcess:
         *args: str,
         env: dict[str, str],
         master: str = "local[2]",
+        spark_ui: bool = False,
     ) -> None:
         self.out = tmp / f"run-{uuid.uuid4().hex[:6]}.log"
         command = [
@@ -47,7 +48,8 @@ class RunProcess:
             "--engine",
             "local" if engine == "local" else "spark",
             "--quiet",
-            *(["--master", master, "--no-spark-ui"] if engine != "local" else []),
+            *(["--master", master] if engine != "local" else []),
+            *(["--no-spark-ui"] if engine != "local" and not spark_ui else []),
             *(
                 ["--mode", "continuous" if engine == "continuous" else "superstep"]
                 if engine != "local"

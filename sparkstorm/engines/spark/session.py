@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 
 log = logging.getLogger(__name__)
+hide_secrets()  # before any py4j call, a session given by spark-submit's included
 
 MIN_JAVA = 17
 
@@ -114,6 +115,8 @@ def create_session(
     The Spark UI runs on a free port (``spark.sparkContext.uiWebUrl`` says where) unless
     ``ui`` is False; on a local master it listens on loopback only, as sparkstorm's own
     page does (Spark binds its UI to ``SPARK_LOCAL_IP``, else to every interface).
+    Its kill buttons are off (``spark.ui.killEnabled``): the UI asks no one who they are,
+    so any local user (or a page in a browser) that reaches it could end the run.
     ``conf`` (any ``spark.*`` setting) goes over these defaults. Workers run this
     interpreter unless ``PYSPARK_PYTHON`` says otherwise. With ``sql`` False, Spark SQL
     starts only when something other than ``sparkContext`` is asked of the session
@@ -131,6 +134,8 @@ def create_session(
         .config("spark.ui.enabled", str(ui).lower())
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.python.worker.reuse", "true")
+        # the UI has no login: anyone who reaches its port could kill the run's stages
+        .config("spark.ui.killEnabled", "false")
     )
     if ui:
         builder = builder.config("spark.ui.port", str(_free_port()))
