@@ -10,8 +10,10 @@ drives: what it would do is the commands it queues.
 from __future__ import annotations
 
 import http.server
+import json
 import logging
 import socket
+import subprocess
 import threading
 import time
 
@@ -176,6 +178,82 @@ def test_slow_connections_are_capped_and_closed_and_said_once(served, monkeypatc
                 s.close()
     said = [r.getMessage() for r in caplog.records if "its most" in r.getMessage()]
     assert len(said) == 1, said
+
+
+SLOW_BODIES = """
+import json, socket, sys, time
+port, count, hold = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+held, answers = [], {}
+for _ in range(count):
+    try:
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"POST /api/v1/topology/guarded/activate HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\n"
+                  b"Content-Type: application/json\\r\\nContent-Length: 1000\\r\\n\\r\\n")
+        held.append(s)
+    except OSError:
+        pass
+print("open", len(held), flush=True)
+time.sleep(hold)  # and never send the body
+for s in held:
+    s.settimeout(0.5)
+    try:
+        said = s.recv(100).split(b" ")[1].decode()  # the status, or nothing
+    except (OSError, IndexError):
+        said = "nothing"
+    answers[said] = answers.get(said, 0) + 1
+print(json.dumps(answers), flush=True)
+"""
+
+
+def test_another_users_slow_bodies_never_lock_the_owner_out(served, monkeypatch):
+    """Issue 65, defect 4: 256 connections that sent headers and Content-Length, then
+    nothing, held every slot for as long as they liked: the owner got nothing."""
+    from sparkstorm.control import api_guard
+
+    control, server, client = served
+    monkeypatch.setattr(api_guard, "BODY_SECS", 2.0)
+    port = server.url.rpartition(":")[2]
+    stranger = subprocess.Popen(  # as user nobody, with the system's Python
+        ["/usr/bin/python3", "-c", SLOW_BODIES, port, "300", "3"],
+        stdout=subprocess.PIPE,
+        text=True,
+        user=65534,
+    )
+    try:
+        assert stranger.stdout.readline().startswith("open")
+        started = time.monotonic()
+        assert client.get("/health").status_code in (200, 503)  # an answer, not a wait
+        assert client.post(f"{BASE}/deactivate").status_code == 200
+        assert time.monotonic() - started < 2.0, "the owner waited behind a stranger"
+        answers = stranger.stdout.readline()
+    finally:
+        stranger.kill()
+        stranger.wait(10)
+    counts = json.loads(answers)  # {status, or "nothing": connections}, as it saw them
+    assert counts.get("408", 0) >= server_module.MAX_PER_PEER - 1, counts  # each cut off
+    assert sum(counts.values()) == 300
+    assert queued(control) == ["deactivate"]
+
+
+def test_a_request_without_the_token_is_refused_before_its_body(monkeypatch):
+    control = Control(name=NAME, engine="local", token="the-run-token", loopback=False)
+    server = ControlServer(control, "127.0.0.1", 0)
+    server.start()
+    try:
+        host, port = "127.0.0.1", int(server.url.rpartition(":")[2])
+        with socket.create_connection((host, port)) as sock:
+            sock.sendall(
+                f"POST {BASE}/kill/0 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n".encode()
+            )
+            sock.settimeout(2)  # the body never comes: the answer must not wait for it
+            assert sock.recv(100).startswith(b"HTTP/1.1 401")
+        with httpx.Client(base_url=server.url, timeout=10) as client:
+            bearer = {"Authorization": "Bearer the-run-token"}
+            assert client.post(f"{BASE}/deactivate", headers=bearer).status_code == 200
+        assert queued(control) == ["deactivate"]
+    finally:
+        server.stop()
 
 
 def test_waiting_drpc_calls_do_not_starve_the_page(served):

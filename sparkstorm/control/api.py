@@ -16,7 +16,6 @@ API, so the page shows what the API shows.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import os
 import time
@@ -32,6 +31,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from sparkstorm.control.api_guard import NEEDS_TOKEN, bearer_matches
 from sparkstorm.control.api_model import (
     ACTIVATE,
     DEACTIVATE,
@@ -125,14 +125,8 @@ class _Handlers:
     def allowed(self, request: Request) -> JSONResponse | None:
         if self.control.loopback:
             return None
-        given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        if not hmac.compare_digest(given.encode(), self.control.token.encode()):
-            return _error(
-                401,
-                "this control route needs 'Authorization: Bearer TOKEN': the token was "
-                "printed when the run started, and is in the run's file on the driver's "
-                "machine, where its user's `sparkstorm` verbs read it",
-            )
+        if not bearer_matches(dict(request.headers), self.control.token):
+            return _error(401, NEEDS_TOKEN)
         return None
 
     def window_of(self, request: Request) -> tuple[str, float | None] | JSONResponse:

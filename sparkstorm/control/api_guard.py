@@ -15,13 +15,18 @@ route runs:
   ``application/octet-stream``): the types a cross-origin form or a "simple" fetch can
   send are refused, so a browser always asks first (a CORS preflight, which this API
   never grants);
+- where the control routes need the token (off loopback, or a token given), a request
+  that changes anything must carry it before its body is read (401);
 - a body is at most :data:`MAX_BODY_BYTES` (413 past it, counted as it arrives: the
-  body is read here, whole, and handed to the route);
+  body is read here, whole, and handed to the route), and must arrive within
+  :data:`BODY_SECS` (408): a sender that stops half-way does not hold its connection;
 - every answer forbids framing (clickjacking) and content sniffing.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hmac
 import json
 from collections.abc import Iterable
 from typing import Any
@@ -29,6 +34,15 @@ from urllib.parse import urlsplit
 
 MAX_BODY_BYTES = 1 << 20
 """The largest request body the API reads (a DRPC call's arguments, a rebalance)."""
+
+BODY_SECS = 10.0
+"""How long a request's body may take to arrive, once its headers are in."""
+
+NEEDS_TOKEN = (
+    "this control route needs 'Authorization: Bearer TOKEN': the token was printed when "
+    "the run started, and is in the run's file on the driver's machine, where its user's "
+    "`sparkstorm` verbs read it"
+)
 
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1", "localhost.localdomain"})
 
@@ -57,10 +71,12 @@ def host_name(netloc: str) -> str:
 class Guard:
     """ASGI middleware refusing what the module's docstring lists, before any route runs."""
 
-    def __init__(self, app: Any, hosts: Iterable[str]) -> None:
+    def __init__(self, app: Any, hosts: Iterable[str], token: str | None = None) -> None:
         self.app = app
         self.hosts = LOOPBACK_NAMES | {h.lower().strip("[]") for h in hosts if h}
         """The names ``Host`` may give."""
+        self.token = token
+        """What a request that changes anything must carry (None: nothing)."""
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         """Serve ``scope`` through the app, or answer the refusal instead."""
@@ -80,7 +96,12 @@ class Guard:
             await send(message)
 
         if scope["method"] not in SAFE_METHODS:  # read the body here, whole and capped
-            body = await _read_body(receive)
+            try:
+                body = await asyncio.wait_for(_read_body(receive), BODY_SECS)
+            except TimeoutError:
+                late = f"the request's body did not arrive within {BODY_SECS:g} s"
+                await _answer(send, 408, late)
+                return
             if body is None:
                 await _answer(send, 413, _too_large())
                 return
@@ -98,6 +119,8 @@ class Guard:
             )
         if scope["method"] in SAFE_METHODS:
             return None
+        if self.token is not None and not bearer_matches(headers, self.token):
+            return 401, NEEDS_TOKEN
         source = headers.get("origin") or headers.get("referer")
         if source is not None and _origin(source) != f"{scope.get('scheme', 'http')}://{host}":
             return 403, (
@@ -113,6 +136,12 @@ class Guard:
         ) is not None:
             return 415, problem
         return None
+
+
+def bearer_matches(headers: dict[str, str], token: str) -> bool:
+    """Whether ``Authorization: Bearer`` gives ``token`` (compared in constant time)."""
+    given = headers.get("authorization", "").removeprefix("Bearer ").strip()
+    return hmac.compare_digest(given.encode(), token.encode())
 
 
 async def _read_body(receive: Any) -> bytes | None:

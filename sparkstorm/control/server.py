@@ -3,10 +3,14 @@
 Loopback by default: binding another address is a choice the user makes with
 ``sparkstorm.ui.host``, and then the control routes need the token.
 
-Whoever reaches the port may still hold the server's resources: connections are capped
-(:data:`MAX_CONNECTIONS`; more are closed at once, said in one line), a connection that
-has not sent its request's headers within :data:`HEADER_SECS` is closed, and a refused
-accept (no file descriptor left) is said once, not once per attempt.
+Whoever reaches the port may still hold the server's resources, so connections are
+capped: other users' together at :data:`MAX_CONNECTIONS`, each other user (or remote
+address) at :data:`MAX_PER_PEER`, and the run's own user apart, at
+:data:`MAX_CONNECTIONS` of its own (``peers.py`` names a loopback peer's user), so the
+owner's verbs and page get in whatever others hold. More are closed at once, said in
+one line. A connection that has not sent its request's headers within
+:data:`HEADER_SECS` is closed, a body not in within ``api_guard.BODY_SECS`` is answered
+408, and a refused accept (no file descriptor left) is said once, not once per attempt.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
+import os
 import socket
 import threading
 import time
@@ -26,11 +31,18 @@ from sparkstorm.control import registry
 from sparkstorm.control.api import build_app
 from sparkstorm.control.api_guard import Guard
 from sparkstorm.control.api_model import Control
+from sparkstorm.control.peers import peer_key
 from sparkstorm.tasks.cpu_profile import CpuProfile
 from sparkstorm.tasks.log_levels import LogLevels
 
 MAX_CONNECTIONS = 256
-"""Connections the API holds at once; one more is closed as soon as it is accepted."""
+"""Connections the API holds at once for other users together, and apart for its own."""
+
+MAX_PER_PEER = 64
+"""Connections one other local user (or one remote address) may hold at once."""
+
+OWNER = f"uid:{os.getuid()}"
+"""The peer key of the run's own user (see ``peers.peer_key``)."""
 
 HEADER_SECS = 10.0
 """How long a connection may take to send its request's headers."""
@@ -39,24 +51,36 @@ logger = logging.getLogger(__name__)
 
 
 class _GuardedH11(H11Protocol):
-    """uvicorn's HTTP/1.1 protocol, with a cap on connections and on the headers' time."""
+    """uvicorn's HTTP/1.1 protocol, with caps on connections and on the headers' time."""
 
     refused = 0
-    """Connections closed for the cap, by this process's servers."""
+    """Connections closed for a cap, by this process's servers."""
+
+    peer = OWNER
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        if len(self.connections) > MAX_CONNECTIONS:
+        self.peer = peer_key(transport.get_extra_info("socket"))
+        if self._over_cap():
             if _GuardedH11.refused == 0:
                 logger.warning(
-                    "the REST API holds %d connections, its most: further ones are closed "
-                    "as they come (said once)",
+                    "the REST API holds %d connections of other users (or %d of one), its "
+                    "most: further ones are closed as they come; its own user's still get "
+                    "in (said once)",
                     MAX_CONNECTIONS,
+                    MAX_PER_PEER,
                 )
             _GuardedH11.refused += 1
             transport.abort()
             return
         self.loop.call_later(HEADER_SECS, self._headers_due)
+
+    def _over_cap(self) -> bool:
+        held = [c.peer for c in self.connections if c is not self and isinstance(c, _GuardedH11)]
+        if self.peer == OWNER:
+            return held.count(OWNER) >= MAX_CONNECTIONS
+        others = len(held) - held.count(OWNER)
+        return others >= MAX_CONNECTIONS or held.count(self.peer) >= MAX_PER_PEER
 
     def _headers_due(self) -> None:
         if self.cycle is None and not self.transport.is_closing():  # no request begun
@@ -117,7 +141,11 @@ class ControlServer:
         """Where this machine's verbs reach the API."""
         self.shown_url = f"http://{socket.gethostname()}:{bound_port}" if wildcard else self.url
         """Where the start line sends people: every address, so the machine's name."""
-        app = Guard(build_app(control), served_hosts(bound_host, host, hosts or []))
+        app = Guard(
+            build_app(control),
+            served_hosts(bound_host, host, hosts or []),
+            None if control.loopback else control.token,
+        )
         config = uvicorn.Config(
             app,
             log_level="warning",
