@@ -331,7 +331,8 @@ def test_off_loopback_the_control_routes_need_the_token():
 def test_list_deactivate_activate_and_kill_from_the_command_line(run_dir, token, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SPARKSTORM_RUN_DIR": str(run_dir)}
     if token:  # a shared machine's choice: the control routes ask for it on loopback too
-        (tmp_path / "token").write_text("kept-out-of-ps\n")
+        # the first line is the token (issue 65, defect 8: a second line broke every verb)
+        (tmp_path / "token").write_text("kept-out-of-ps\nwhat the user noted beside it\n")
         env["SPARKSTORM_UI_TOKEN_FILE"] = str(tmp_path / "token")
     driver = subprocess.Popen(
         [
@@ -385,7 +386,41 @@ def test_list_deactivate_activate_and_kill_from_the_command_line(run_dir, token,
     assert driver.returncode == 0, output  # stopped on request: a clean run
     assert "UI: http://127.0.0.1:" in output and "finished after" in output
     assert "kept-out-of-ps" not in output
+    if token:  # written with the default umask: others may read it, and are told so once
+        assert output.count("other users can read the token file") == 1, output
     assert sparkstorm("list").stdout.strip() == "no topologies running"
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        ("two words\n", "characters an HTTP header cannot carry"),
+        ("\nthe token on line two\n", "the token file's first line is empty"),
+    ],
+)
+def test_a_token_file_a_header_cannot_carry_is_one_line_before_anything_runs(
+    run_dir, tmp_path, content, says
+):
+    (tmp_path / "token").write_text(content)
+    (tmp_path / "token").chmod(0o600)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "SPARKSTORM_RUN_DIR": str(run_dir),
+        "SPARKSTORM_UI_TOKEN_FILE": str(tmp_path / "token"),
+    }
+    refused = subprocess.run(
+        [sys.executable, "-m", "sparkstorm.cli", "run", "tests/cli_topologies.py:steady"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert refused.returncode == 2, refused.stderr
+    (line,) = refused.stderr.strip().splitlines()
+    assert says in line and "SPARKSTORM_UI_TOKEN_FILE=" in line
 
 
 @pytest.mark.parametrize("engine", ["local", "continuous"])

@@ -328,10 +328,13 @@ def run_command(args: argparse.Namespace) -> int:
         **_callbacks(console, name),
     }
     if not args.no_ui:
+        from sparkstorm.config import SPARKSTORM_UI_TOKEN
         from sparkstorm.control import registry
+        from sparkstorm.control.ui_token import ui_token
 
         try:
             registry.check_free(name)  # before Spark starts, not after
+            ui_token({SPARKSTORM_UI_TOKEN: (conf or {}).get(SPARKSTORM_UI_TOKEN)})
         except ValueError as exc:
             print(f"sparkstorm: error: {exc}", file=sys.stderr)
             return EXIT_USAGE

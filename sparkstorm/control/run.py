@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import gc
 import logging
-import os
-import secrets
 import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +24,6 @@ from sparkstorm.config import (
     SPARKSTORM_UI_HOST,
     SPARKSTORM_UI_HOSTS,
     SPARKSTORM_UI_PORT,
-    SPARKSTORM_UI_TOKEN,
     SPARKSTORM_WATCHDOG_SECS,
     TOPOLOGY_MESSAGE_TIMEOUT_SECS,
     resolve,
@@ -37,6 +33,7 @@ from sparkstorm.control.continuous import DRAIN_SECS, ContinuousRuntime
 from sparkstorm.control.drpc import DRPCServer, drpc_functions
 from sparkstorm.control.run_memory import RunMemory, needs_memory
 from sparkstorm.control.superstep import TopologyRuntime
+from sparkstorm.control.ui_token import GIVEN_TOKEN, token_given, ui_token
 from sparkstorm.engines import driver_address, make_continuous_engine, make_engine
 from sparkstorm.errors import RunAborted
 from sparkstorm.reliability.base_collector import ReportedError
@@ -426,39 +423,6 @@ def _serve(
     shown = GIVEN_TOKEN if given else None if control.loopback else control.token
     runtime.api_shown = server.shown_url, shown
     return server
-
-
-GIVEN_TOKEN = "the one you gave (sparkstorm.ui.token, or the environment)"
-"""What the start line says of a token the user gave: it is not printed."""
-TOKEN_ENV = "SPARKSTORM_UI_TOKEN"
-TOKEN_FILE_ENV = "SPARKSTORM_UI_TOKEN_FILE"
-
-
-def token_given(conf: dict[str, Any]) -> bool:
-    """Whether the user gave the API a token (its control routes then always ask for it)."""
-    return bool(
-        conf[SPARKSTORM_UI_TOKEN] or os.environ.get(TOKEN_ENV) or os.environ.get(TOKEN_FILE_ENV)
-    )
-
-
-def ui_token(conf: dict[str, Any]) -> str:
-    """The API's control token, the first given, else one made up.
-
-    ``sparkstorm.ui.token``, ``$SPARKSTORM_UI_TOKEN``, or the file that
-    ``$SPARKSTORM_UI_TOKEN_FILE`` names: the last two never show in ``ps``.
-    """
-    given = conf[SPARKSTORM_UI_TOKEN] or os.environ.get(TOKEN_ENV)
-    if not given and os.environ.get(TOKEN_FILE_ENV):
-        path = Path(os.environ[TOKEN_FILE_ENV])
-        try:
-            given = path.read_text().strip()
-        except OSError as exc:
-            msg = f"{TOKEN_FILE_ENV}={path}: the token file cannot be read ({exc.strerror})"
-            raise ValueError(msg) from None
-        if not given:
-            msg = f"{TOKEN_FILE_ENV}={path}: the token file is empty"
-            raise ValueError(msg)
-    return str(given) if given else secrets.token_urlsafe(16)
 
 
 def _chosen(runtime: Runtime, mode: str) -> dict[str, str]:
