@@ -54,6 +54,8 @@ ATTEMPTS_HEADER = "x-sparkstorm-attempts"
 REASON_HEADER = "x-sparkstorm-last-failure"
 RECONNECT_SECS = 1.0
 MAX_RECONNECT_SECS = 30.0
+MAX_ATTEMPTS = 2**31 - 1
+"""The largest count of attempts taken from a header (an AMQP long-int carries it)."""
 REQUEUE, REJECT, COUNT, DEAD_LETTER = "requeue", "reject", "count", "dead-letter"
 """How a failed delivery ends (see ``RabbitMQSpout._settle``)."""
 FIRST_FETCH_SECS = 0.3
@@ -278,20 +280,44 @@ class RabbitMQSpout(Spout):
                 return
             headers = dict(properties.headers or {})
             attempts = self._attempts_before(headers, properties.message_id) + 1
+            if self.max_retries is not None:  # a count past the limit is the limit: exhausted
+                attempts = min(attempts, self.max_retries)
             headers[ATTEMPTS_HEADER] = attempts
             headers[REASON_HEADER] = str(reason) if reason is not None else "unknown"
             exhausted = self.max_retries is not None and attempts >= self.max_retries
             target = self.dead_letter_queue if how == DEAD_LETTER or exhausted else self.queue
-            copy = pika.BasicProperties(
-                headers=headers,
-                delivery_mode=properties.delivery_mode,
-                content_type=properties.content_type,
-                message_id=properties.message_id,
-            )
-            self.channel.basic_publish("", target, body, copy)  # confirmed: then ack
-            self.channel.basic_ack(tag)
+            try:
+                self.channel.basic_publish("", target, body, _copy(properties, headers))
+            except _CONNECTION_ERRORS:
+                raise
+            except Exception as exc:  # a header pika cannot encode (an int past 64 bits)
+                self._unsendable(properties, body, headers, exc)
+            self.channel.basic_ack(tag)  # confirmed: the copy is in its queue
         except _CONNECTION_ERRORS as exc:
             self._lost(exc)
+
+    def _unsendable(
+        self, properties: Any, body: bytes, headers: dict[str, Any], exc: Exception
+    ) -> None:
+        """Dead-letter a message whose own headers cannot be sent again, with ours only.
+
+        Counted again it would fail the same way each time, holding its prefetch slot
+        and coming back after every restart; so it goes where a poison message goes, said
+        in one line that names it.
+        """
+        log.warning(
+            "RabbitMQSpout: message %s on queue %r has headers that cannot be sent again "
+            "(%s: %s): dead-lettered to %r with sparkstorm's headers only",
+            properties.message_id or "(no message id)",
+            self.queue,
+            type(exc).__name__,
+            exc,
+            self.dead_letter_queue,
+        )
+        ours = {k: headers[k] for k in (ATTEMPTS_HEADER, REASON_HEADER)}
+        ours[REASON_HEADER] += f"; its headers could not be sent again ({type(exc).__name__})"
+        target = self.dead_letter_queue or self.queue
+        self.channel.basic_publish("", target, body, _copy(properties, ours))
 
     def _attempts_before(self, headers: dict[str, Any], message_id: str | None) -> int:
         """The attempts the header counts; one that is no count is hostile input: 0."""
@@ -301,7 +327,7 @@ class RabbitMQSpout(Spout):
         if isinstance(raw, str) and raw.strip().isdigit():
             raw = int(raw)
         if isinstance(raw, int) and not isinstance(raw, bool) and raw >= 0:
-            return raw
+            return min(raw, MAX_ATTEMPTS)  # a count no header can carry is past every limit
         log.warning(
             "RabbitMQSpout: message %s on queue %r has %s=%.40r, not a count of attempts: "
             "counted as its first",
@@ -322,6 +348,16 @@ class RabbitMQSpout(Spout):
                 self.connection.close()
         except _CONNECTION_ERRORS:
             pass
+
+
+def _copy(properties: Any, headers: dict[str, Any]) -> pika.BasicProperties:
+    """The message's properties again, with ``headers``."""
+    return pika.BasicProperties(
+        headers=headers,
+        delivery_mode=properties.delivery_mode,
+        content_type=properties.content_type,
+        message_id=properties.message_id,
+    )
 
 
 def _cause(exc: BaseException) -> str:

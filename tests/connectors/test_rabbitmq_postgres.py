@@ -208,3 +208,34 @@ def test_an_attempts_header_that_is_no_count_is_a_first_attempt(
     said = [r.getMessage() for r in caplog.records if "not a count of attempts" in r.getMessage()]
     assert len(said) == 1 and "message hostile on queue" in said[0]
     assert queue_depth(channel, queue) == 0
+
+
+@pytest.mark.parametrize("header", ["99999999999999999999", 2**63 - 1])
+def test_an_attempts_header_past_every_limit_is_dead_lettered_and_stalls_nothing(
+    channel, queue, table, header
+):
+    """Issue 65, defect 7: such a count made the republish fail inside pika, the
+    delivery was neither acked nor nacked, and two of them stalled a prefetch-2 spout."""
+    dlq = queue + "-dlq"
+    for n in range(2):
+        channel.basic_publish(
+            "",
+            queue,
+            f"{100 + n}|poison pill".encode(),
+            pika.BasicProperties(message_id=f"huge{n}", headers={ATTEMPTS_HEADER: header}),
+        )
+    publish(channel, queue, 3)  # healthy, behind them
+    spout = CheckingSpout(URL, queue, table, max_retries=2, dead_letter_queue=dlq, prefetch=2)
+    topology, conf = words_topology(queue, table, spout=spout)
+    runtime = TopologyRuntime("huge", topology, conf, make_engine("local"), WallClock())
+    run_until(
+        runtime,
+        lambda: queue_depth(channel, dlq) == 2 and row_count(table) == 3 * WORDS_PER_SENTENCE,
+        60,
+    )
+    runtime.kill()
+    assert runtime.errors == []
+    for _ in range(2):
+        _, properties, _ = channel.basic_get(dlq, auto_ack=True)
+        assert properties.headers[ATTEMPTS_HEADER] == 2  # the limit: exhausted at once
+    assert queue_depth(channel, queue) == 0
