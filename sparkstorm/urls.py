@@ -7,7 +7,8 @@ and giving an example, instead of as a connection error retried forever at run t
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
+import re
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 
 def checked_url(owner: str, url: str, schemes: tuple[str, ...], example: str) -> str:
@@ -64,15 +65,35 @@ def checked_bootstrap_servers(owner: str, servers: str) -> str:
     raise ValueError(msg)
 
 
+SECRET_NAME = re.compile(
+    r"pass(word|wd)?|pwd|secret|token|credential|api[._-]?key|private[._-]?key|jaas",
+    re.IGNORECASE,
+)
+"""What a key, a query parameter or a DSN field is called when its value is a secret."""
+TOKEN_SCHEMES = frozenset({"nats", "tls", "ws", "wss"})
+"""Schemes whose user part alone is a token (``nats://TOKEN@host``)."""
+
+
 def redacted(url: str) -> str:
-    """``url`` with its password, if any, replaced by ``***``, fit for logs and errors."""
+    """``url`` with its secrets replaced by ``***``, fit for logs and errors.
+
+    The password of its user part, a token standing alone there (NATS), and the values
+    of query parameters named as secrets (``?token=``, ``?password=``).
+    """
     try:
         parts = urlsplit(str(url))
-        password = parts.password
+        password, user = parts.password, parts.username
     except ValueError:
         return str(url)
-    if not password:
-        return str(url)
-    user = parts.username or ""
-    netloc = f"{user}:***@{parts.netloc.rpartition('@')[2]}"
-    return parts._replace(netloc=netloc).geturl()
+    host = parts.netloc.rpartition("@")[2]
+    if password:
+        parts = parts._replace(netloc=f"{user or ''}:***@{host}")
+    elif user and parts.scheme.lower() in TOKEN_SCHEMES:
+        parts = parts._replace(netloc=f"***@{host}")
+    if parts.query and SECRET_NAME.search(parts.query):
+        query = [
+            (k, "***" if SECRET_NAME.search(k) else v)
+            for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        ]
+        parts = parts._replace(query=urlencode(query, safe="*"))
+    return parts.geturl()

@@ -259,6 +259,42 @@ def test_a_stateful_topology_shows_its_checkpoints():
     assert not live.thread.is_alive(), "kill did not stop the run"
 
 
+SECRETS = {
+    # issue 65, defect 5: each was shown in clear to every local user
+    "topology.state.provider.config": '{"url": "redis://:pw-in-json@127.0.0.1:6379/0", '
+    '"secret": "a-state-secret-given-as-json-text!!"}',
+    "myapp.kafka": {"extra": {"sasl.password": "pw-nested", "bootstrap.servers": "h:9092"}},
+    "myapp.nats": "nats://tok-in-the-user-part@127.0.0.1:4222",
+    "myapp.dsn": "host=127.0.0.1 user=me password='pw in a dsn' dbname=x",
+    "myapp.url": "http://127.0.0.1:1/x?token=tok-in-a-query&q=kept",
+}
+
+
+def with_secrets():
+    topology, conf = steady()
+    conf.update(SECRETS)
+    return topology, conf
+
+
+def test_the_configuration_shown_masks_every_secret_by_what_it_means():
+    live = Running("local", None, "api-secrets", make=with_secrets)
+    try:
+        shown = live.http.get(f"/api/v1/topology/{live.name}").text
+        for secret in (
+            "pw-in-json",
+            "a-state-secret-given-as-json-text",
+            "pw-nested",
+            "tok-in-the-user-part",
+            "pw in a dsn",
+            "tok-in-a-query",
+        ):
+            assert secret not in shown, secret
+        assert "q=kept" in shown and "h:9092" in shown  # what is not a secret stays
+    finally:
+        live.http.post(f"/api/v1/topology/{live.name}/kill/0")
+        live.thread.join(60)
+
+
 def test_a_topology_without_state_shows_no_checkpoints():
     live = Running("local", None, "api-plain")
     assert live.get("/summary")["topologies"][0]["checkpoints"] is None

@@ -18,8 +18,8 @@ from sparkstorm.config import (
 )
 from sparkstorm.control.api_model import DEBUG_EVENTS, TRIDENT_METRIC, Control, Snapshot
 from sparkstorm.control.history import WINDOWS
+from sparkstorm.control.masking import masked
 from sparkstorm.topology.plan import Plan
-from sparkstorm.urls import redacted
 
 HOST = socket.gethostname()
 
@@ -65,23 +65,17 @@ def topology_graph(plan: Plan) -> dict[str, Any]:
 def shown_configuration(conf: dict[str, Any]) -> dict[str, Any]:
     """``conf`` as the API shows it: secrets masked.
 
-    URLs lose their password; the UI's token, the state secret, and the key and box of the
-    DRPC server and of the run's memory (whoever has them can put requests to the run, or
-    write its state), are masked.
+    Secrets by what they mean, at any depth and in JSON text (``control/masking.py``);
+    the UI's token, the state secret, and the key and box of the DRPC server and of the
+    run's memory (whoever has them can put requests to the run, or write its state).
     """
 
     def shown(key: str, value: Any) -> Any:
-        if key in (SPARKSTORM_UI_TOKEN, SPARKSTORM_STATE_SECRET, "secret") and value:
+        if key in (SPARKSTORM_UI_TOKEN, SPARKSTORM_STATE_SECRET) and value:
             return "***"
         if key in (SPARKSTORM_DRPC_SERVER, SPARKSTORM_RUN_MEMORY) and value:
             return f"{str(value).rpartition('/')[0].partition('?')[0]}/***"
-        if isinstance(value, str) and "://" in value:
-            return redacted(value)
-        if isinstance(value, dict):
-            return {k: shown(str(k), v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [shown(key, v) for v in value]
-        return value if isinstance(value, str | int | float | bool | type(None)) else repr(value)
+        return masked(key, value)
 
     return {key: shown(key, value) for key, value in sorted(conf.items())}
 
