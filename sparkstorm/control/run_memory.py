@@ -13,10 +13,14 @@ submitted to it, under their names): a new run, or a new cluster, starts empty, 
 Storm's ``LocalCluster`` starts with an empty ZooKeeper.
 
 A space whose name starts with :data:`DURABLE` is the exception: the driver writes it
-through to a JSON file of its own (``~/.sparkstorm/trident/``, 0600 in a 0700 folder,
-replaced whole), and reads it back from there in a later run on the same machine. That is
-where a Trident topology keeps its progress when its states cannot say where they keep
-theirs: a user's own ``StateFactory``, as Storm keeps it in ZooKeeper, always there.
+through to a JSON file of its own (0600 in a 0700 folder, replaced whole), and reads it
+back from there later. That is where a Trident topology keeps its progress when its
+states cannot say where they keep theirs: a user's own ``StateFactory``, as Storm keeps
+it in ZooKeeper. A run's folder is ``~/.sparkstorm/trident/``, so a later run on the
+same machine goes on from it; a ``LocalCluster``'s is a temporary folder that lives and
+dies with the cluster, as Storm's in-process ZooKeeper does (unless the test names a
+home): a user's test suite never writes into their home, and two clusters never share
+progress.
 """
 
 from __future__ import annotations
@@ -46,9 +50,10 @@ def durable_folder() -> Path:
     return home_dir() / "trident"
 
 
-def durable_file(space: str) -> Path:
-    """The file of durable space ``space``."""
-    return durable_folder() / f"{quote(space.removeprefix(DURABLE), safe='')}.json"
+def durable_file(space: str, folder: Path | None = None) -> Path:
+    """The file of durable space ``space`` in ``folder`` (default :func:`durable_folder`)."""
+    name = f"{quote(space.removeprefix(DURABLE), safe='')}.json"
+    return (durable_folder() if folder is None else folder) / name
 
 
 class RunMemoryClient:
@@ -70,10 +75,12 @@ class RunMemoryClient:
 class RunMemory(RunMemoryClient):
     """The spaces of one run (or one ``LocalCluster``), served to its tasks from here."""
 
-    def __init__(self, host: str = mailbox.LOOPBACK) -> None:
+    def __init__(self, host: str = mailbox.LOOPBACK, durable: Path | None = None) -> None:
         box = uuid.uuid4().hex
         self._spaces: dict[str, Space] = {}
         self._lock = threading.Lock()
+        self.durable = durable_folder() if durable is None else durable
+        """The folder of the durable spaces."""
         super().__init__(f"{mailbox.serve(box, self._serve, host)}/{box}")
 
     def _serve(self, request: tuple[Any, ...]) -> Space | None:
@@ -81,7 +88,7 @@ class RunMemory(RunMemoryClient):
         with self._lock:
             space = self._spaces.get(name)
             if space is None and name.startswith(DURABLE):
-                space = self._spaces[name] = _read_durable(name)
+                space = self._spaces[name] = _read_durable(self.durable, name)
             if kind == "read":
                 return dict(space or {})
             puts, deletes = rest
@@ -91,7 +98,7 @@ class RunMemory(RunMemoryClient):
             for key in deletes:
                 space.pop(key, None)
             if name.startswith(DURABLE):
-                _write_durable(name, space)
+                _write_durable(self.durable, name, space)
             return None
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -103,16 +110,16 @@ class RunMemory(RunMemoryClient):
         self._spaces.clear()
 
 
-def _read_durable(space: str) -> Space:
+def _read_durable(folder: Path, space: str) -> Space:
     try:
-        kept: Space = json.loads(read_private(durable_file(space)))
+        kept: Space = json.loads(read_private(durable_file(space, folder)))
     except FileNotFoundError:
         return {}
     return kept
 
 
-def _write_durable(space: str, values: Space) -> None:
-    replace_private(durable_file(space), json.dumps(values).encode())
+def _write_durable(folder: Path, space: str, values: Space) -> None:
+    replace_private(durable_file(space, folder), json.dumps(values).encode())
 
 
 def needs_memory(topology: Topology) -> bool:

@@ -17,11 +17,14 @@ Examples
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import time
 import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -198,7 +201,10 @@ class LocalCluster:
     in the mode ``mode`` or the topology's ``sparkstorm.spark.mode`` (``continuous``:
     every task, spouts included, in long-running workers; fed tuples, acks and the
     simulated clock travel between the test and them). With ``simulated_time=True``
-    time moves only through :meth:`advance_time`.
+    time moves only through :meth:`advance_time`. What a run would keep in
+    ``~/.sparkstorm`` for the next run (Trident progress of a user's own states) lives
+    in a temporary folder that dies with the cluster, as Storm's in-process ZooKeeper;
+    ``home`` names a folder to keep it in instead (its ``trident/``).
 
     .. versionadded:: 0.1.0
     """
@@ -211,6 +217,7 @@ class LocalCluster:
         spark: Any = None,
         master: str | None = None,
         mode: str | None = None,
+        home: str | Path | None = None,
     ) -> None:
         if engine not in ENGINES:
             msg = f"unknown engine {engine!r}; choose one of {list(ENGINES)}"
@@ -227,6 +234,9 @@ class LocalCluster:
         self._memory: RunMemory | None = None
         """What outlives the workers: Trident's progress, MemoryMapStates (made when first
         needed, empty)."""
+        self._home = Path(home) if home is not None else None
+        self._own_home: Path | None = None
+        """The temporary folder of the cluster's durable spaces, removed at shutdown."""
         driving.register(self._run_until)  # Trident's feed() and LocalDRPC wait through it
 
     def _run_until(self, condition: Callable[[], bool], timeout: float) -> None:
@@ -263,7 +273,7 @@ class LocalCluster:
         if needs_memory(topology):
             if self._memory is None:
                 host = driver_address(self._engine_name, conf, self._spark, self._master)
-                self._memory = RunMemory(host)
+                self._memory = RunMemory(host, self._durable_folder())
             conf[SPARKSTORM_RUN_MEMORY] = self._memory.url
         resolved = resolve(conf)
         mode = self._mode or resolved[SPARKSTORM_SPARK_MODE]
@@ -377,6 +387,20 @@ class LocalCluster:
         driving.unregister(self._run_until)
         if self._memory is not None:
             self._memory.close()
+        if self._own_home is not None:
+            shutil.rmtree(self._own_home, ignore_errors=True)
+            self._own_home = None
+
+    def _durable_folder(self) -> Path:
+        """Where the Trident progress the driver keeps goes.
+
+        The named home's, else the cluster's own temporary folder: as Storm's in-process
+        ZooKeeper, it dies with the cluster and never touches the user's home.
+        """
+        if self._home is not None:
+            return self._home / "trident"
+        self._own_home = Path(tempfile.mkdtemp(prefix="sparkstorm-local-cluster-"))
+        return self._own_home / "trident"
 
     def __enter__(self) -> LocalCluster:
         return self

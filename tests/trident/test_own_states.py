@@ -14,8 +14,10 @@ from collections import Counter
 import pytest
 import redis
 
+from sparkstorm import Fields
+from sparkstorm.trident import Count, TridentTopology
 from tests.run_process import ROOT, RunProcess
-from tests.trident.own_state_topology import counts
+from tests.trident.own_state_topology import FileCounts, counts
 from tests.trident.proof_topology import REDIS
 from tests.trident.test_sigkill_proof import SENTENCES, fill
 
@@ -54,3 +56,44 @@ def test_a_users_own_state_with_default_settings_is_exact_through_a_sigkill(engi
         assert counts(str(folder)) == expected
     finally:
         client.delete(name, *client.keys(f"{name}:*"), *client.keys(f"sparkstorm:trident:{name}*"))
+
+
+def test_two_local_clusters_never_share_progress_nor_write_into_the_home(tmp_path, monkeypatch):
+    """Issue 66, defect 1: a LocalCluster kept a user's own state's progress in
+    ~/.sparkstorm/trident/NAME.json, and the next cluster's coordinator started at the
+    txid after it while the test's feeder waited for batch 1: it timed out."""
+    from sparkstorm.testing import LocalCluster
+    from sparkstorm.trident import FeederBatchSpout
+
+    monkeypatch.setenv("SPARKSTORM_HOME", str(tmp_path / "home"))
+    for round_ in range(2):  # the same topology name, a fresh state folder each time
+        folder = tmp_path / f"state-{round_}"
+        folder.mkdir()
+        with LocalCluster() as cluster:
+            feeder = FeederBatchSpout(["word"])
+            trident = TridentTopology()
+            trident.new_stream("words", feeder).group_by(Fields("word")).persistent_aggregate(
+                FileCounts(str(folder), "transactional"), Count(), Fields("count")
+            )
+            cluster.submit_topology("go-back-n", {}, trident.build())
+            feeder.feed([["a"], ["b"], ["a"]])
+            feeder.feed([["a"]])
+            cluster.wait_until_idle()
+            assert counts(str(folder)) == {"a": 3, "b": 1}, f"cluster {round_ + 1}"
+    assert not (tmp_path / "home" / "trident").exists()  # nothing left in the home
+
+
+def test_a_local_cluster_given_a_home_keeps_progress_there(tmp_path):
+    from sparkstorm.testing import LocalCluster
+    from sparkstorm.trident import FeederBatchSpout
+
+    with LocalCluster(home=tmp_path / "kept") as cluster:
+        feeder = FeederBatchSpout(["word"])
+        trident = TridentTopology()
+        trident.new_stream("words", feeder).group_by(Fields("word")).persistent_aggregate(
+            FileCounts(str(tmp_path), "transactional"), Count(), Fields("count")
+        )
+        cluster.submit_topology("kept-progress", {}, trident.build())
+        feeder.feed([["a"]])
+        cluster.wait_until_idle()
+    assert (tmp_path / "kept" / "trident" / "kept-progress.json").exists()
