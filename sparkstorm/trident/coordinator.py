@@ -16,6 +16,12 @@ timed-out tree replays its batch and every later one in flight, under the same t
 and the next attempt. A batch in which no spout emitted anything is committed here at
 once (no state has anything to write); dry spouts are asked again after
 ``topology.trident.batch.emit.interval.millis``.
+
+Txids only go forward, across restarts and rebalances too. An empty batch costs no
+store write, so the progress is written for one in :data:`EMPTY_KEPT_EVERY` only, with
+the txid a restart may resume from when nothing was in flight: past every empty txid
+committed until the next such write. (A restarted coordinator once resumed at the last
+batch with tuples, and the txid stood still while it went over the empty ones again.)
 """
 
 from __future__ import annotations
@@ -55,6 +61,8 @@ from sparkstorm.trident.wiring import (
 COORDINATOR = "trident-coordinator"
 """The coordinator's component id."""
 PROCESSING, PROCESSED, COMMITTING, WRITTEN = "processing", "processed", "committing", "written"
+EMPTY_KEPT_EVERY = 100
+"""Empty batches committed between two writes of the progress (see the module's text)."""
 RETRY_SECS = 0.25
 """After a spout or the checkpoint store failed, how long before a batch is emitted again
 (within ``sparkstorm.idle.grace.secs``, so an until-idle run does not end on the wait)."""
@@ -161,8 +169,10 @@ class Coordinator(Spout, ChecksSubmission, HoldsWork, UsesRunMemory):
         }
         self.batches: dict[int, _Batch] = {}
         self.progress = Progress.open(conf, self.states)
-        self.committed = self.progress.committed()
+        self.committed = max(self.progress.committed(), self.progress.resume_at() - 1)
         self.next_txid = self.committed + 1
+        self.kept_txid = self.committed
+        """The last txid the progress was written for."""
         self.dry_until = 0.0
         self.retry_at = 0.0
         self.halted: str | None = None
@@ -332,9 +342,12 @@ class Coordinator(Spout, ChecksSubmission, HoldsWork, UsesRunMemory):
         txid = batch.txid
         for spout in self.spouts.values():
             spout.committed(txid)
-        if not batch.empty:  # an empty batch wrote nothing, and moved no range
+        # an empty batch wrote nothing and moved no range: kept only now and then
+        if not batch.empty or txid - self.kept_txid >= EMPTY_KEPT_EVERY:
+            quiet = all(t <= txid for t in self.batches)  # no later batch to replay
+            resume = txid + EMPTY_KEPT_EVERY if quiet else None
             try:
-                self.progress.commit(txid, self._metadata())
+                self.progress.commit(txid, self._metadata(), resume)
             except Exception as exc:
                 self.retry_at = time.monotonic() + RETRY_SECS
                 self.collector.report_error(
@@ -346,6 +359,7 @@ class Coordinator(Spout, ChecksSubmission, HoldsWork, UsesRunMemory):
                     )
                 )
                 return False
+            self.kept_txid = txid
         self.committed = txid
         del self.batches[txid]
         self.watch.committed_now(txid, batch.empty)

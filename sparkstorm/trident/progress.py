@@ -188,6 +188,20 @@ class Progress:
         kept = self.store.committed_sources().get("trident") or [{}]
         return dict(kept[0])
 
-    def commit(self, txid: int, spouts: dict[str, Any] | None = None) -> None:
-        """Batch ``txid`` committed in every state; ``spouts``' metadata, in one write."""
-        self.store.mark_committed(txid, {"trident": [spouts or {}]})
+    def commit(
+        self, txid: int, spouts: dict[str, Any] | None = None, resume_at: int | None = None
+    ) -> None:
+        """Batch ``txid`` committed in every state; ``spouts``' metadata, in one write.
+
+        ``resume_at``: the txid a restart goes on from, past ``txid + 1`` when nothing
+        is in flight and the empty batches after ``txid`` are not written each.
+        """
+        sources: dict[str, Any] = {"trident": [spouts or {}]}
+        if resume_at is not None:
+            sources["resume"] = [resume_at]
+        self.store.mark_committed(txid, sources)
+
+    def resume_at(self) -> int:
+        """The txid a restart goes on from at the earliest (0: after the last committed)."""
+        kept = self.store.committed_sources().get("resume") or [0]
+        return int(kept[0])

@@ -97,3 +97,29 @@ def test_a_local_cluster_given_a_home_keeps_progress_there(tmp_path):
         feeder.feed([["a"]])
         cluster.wait_until_idle()
     assert (tmp_path / "kept" / "trident" / "kept-progress.json").exists()
+
+
+def test_txids_only_go_forward_when_the_coordinator_starts_again():
+    """Issue 66, defect 3: the progress was kept for batches with tuples only, so a
+    coordinator started again (a rebalance, a lost worker, a topology submitted again)
+    went over the empty batches' txids once more, and the txid stood still meanwhile."""
+    from sparkstorm.testing import LocalCluster
+    from sparkstorm.trident import FeederBatchSpout, MemoryMapState
+
+    def txid(cluster: LocalCluster) -> int:
+        return cluster.stats("forward")["trident-coordinator"]["metrics"]["trident"]["txid"]
+
+    with LocalCluster(simulated_time=False) as cluster:
+        seen = []
+        for wait in (2.5, 1.2):  # the run's memory keeps the progress across a kill
+            feeder = FeederBatchSpout(["word"])
+            trident = TridentTopology()
+            trident.new_stream("words", feeder).group_by(Fields("word")).persistent_aggregate(
+                MemoryMapState.Factory(), Count(), Fields("count")
+            )
+            cluster.submit_topology("forward", {}, trident.build())
+            feeder.feed([["a"]])
+            cluster.advance_time(wait)  # empty batches, 50 ms apart; figures every second
+            seen.append(txid(cluster))
+            cluster.kill_topology("forward")
+        assert seen[1] > seen[0], f"the txid went back from {seen[0]} to {seen[1]}"
