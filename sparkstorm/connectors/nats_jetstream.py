@@ -140,6 +140,8 @@ class NatsJetStreamSpout(Spout, HoldsWork):
         """Stream sequence -> the delivery (its count) last emitted, until acked or dead."""
         self._back_by = 0.0
         """When the last nak-ed message is back at the latest (monotonic)."""
+        self.writing: list[Any] = []
+        """The futures of the dead letters under way (see :meth:`holding`)."""
         self.sent: deque[Future[Any]] = deque()
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
@@ -312,12 +314,20 @@ class NatsJetStreamSpout(Spout, HoldsWork):
         if self.max_retries is not None and delivered >= self.max_retries and counted:
             self.emitted.pop(msg_id, None)  # a failed dead letter is delivered again: anew
             self._send(self._dead_letter(msg, delivered, reason))
+            self.writing.append(self.sent[-1])
         else:
             self._send(msg.nak(delay=self.nak_delay_secs))
             self._back_by = max(self._back_by, time.monotonic() + self.nak_delay_secs + NAK_SLACK)
 
     def holding(self) -> str | None:
-        """Messages nak-ed and not back yet: until then the topology is not idle."""
+        """Messages nak-ed and not back yet, or dead letters still being written.
+
+        A dead letter is stored, then its message terminated: until both are done, and
+        until what was nak-ed is back, the topology is not idle.
+        """
+        self.writing = [future for future in self.writing if not future.done()]
+        if self.writing:
+            return f"{len(self.writing)} dead letter(s) being written"
         left = self._back_by - time.monotonic()
         return f"nak-ed messages come back within {left:.1f} s" if left > 0 else None
 
@@ -343,6 +353,7 @@ class NatsJetStreamSpout(Spout, HoldsWork):
                 msg.metadata.sequence.stream,
                 exc,
             )
+            self._back_by = max(self._back_by, time.monotonic() + self.nak_delay_secs + NAK_SLACK)
             await msg.nak(delay=self.nak_delay_secs)
             return
         await msg.term()  # only once the copy is stored: a crash in between duplicates
