@@ -15,6 +15,7 @@ executor or a continuous worker it travels to the driver, which logs it
 from __future__ import annotations
 
 import logging
+import sysconfig
 import threading
 import traceback
 from collections.abc import Callable
@@ -31,8 +32,24 @@ Probe = Callable[[], tuple[str, Any] | None]
 """What is being called now and a progress marker, or None between user calls."""
 
 
+OWN = "sparkstorm's own "
+"""What a blocked call of sparkstorm's own code starts with (a coordinator, an acker)."""
+OWN_FRAMES = 6
+"""The innermost frames shown of a blocked call of sparkstorm's own."""
+
+
 def blocked_message(call: str, secs: float, where: str = "") -> str:
-    """The one line that says ``call`` has blocked for ``secs`` (``where``: in which process)."""
+    """The one line that says ``call`` has blocked for ``secs`` (``where``: in which process).
+
+    A call of sparkstorm's own (no frame of the user's under way: see :func:`blocked_at`)
+    is not the user's to fix, and is said so.
+    """
+    if call.startswith(OWN):
+        return (
+            f"{call} has not returned for {secs:g} s{where}: sparkstorm is waiting there on "
+            f"something outside your code (a store, a broker, the driver, a loaded "
+            f"machine: the frames below say which); the whole topology waits for it"
+        )
     return (
         f"{call} has not returned for {secs:g} s{where}: it must not block (wait with a "
         f"short timeout, or hand the work to a thread of your own); the whole topology "
@@ -41,6 +58,30 @@ def blocked_message(call: str, secs: float, where: str = "") -> str:
 
 
 _SPARKSTORM = str(Path(__file__).parents[1])
+_LIBRARIES = tuple({sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib")})
+
+
+def blocked_at(call: str, frame: FrameType | None) -> tuple[str, str]:
+    """``call`` as the report names it, and the stack it shows.
+
+    With a frame of the user's under way: the user's frames. With none (a component of
+    sparkstorm's, waiting in a library: the Trident coordinator in zmq's poll, say): the
+    call marked :data:`OWN`, and its innermost frames, which say what it waits for.
+    """
+    if frame is None:
+        return call, ""
+    frames = traceback.extract_stack(frame)
+    if any(not _ours_or_a_library(f.filename) for f in frames):
+        return call, users_stack(frame)
+    return OWN + call, "".join(traceback.format_list(frames[-OWN_FRAMES:])).rstrip()
+
+
+def _ours_or_a_library(filename: str) -> bool:
+    return (
+        filename.startswith((_SPARKSTORM, "<frozen", *_LIBRARIES))
+        or "/pyspark/" in filename
+        or "/site-packages/" in filename
+    )
 
 
 def users_stack(frame: FrameType) -> str:

@@ -43,7 +43,7 @@ from sparkstorm.tasks.log_ring import LogRing
 from sparkstorm.tasks.pickling import dumps
 from sparkstorm.tasks.spout_task import Failures
 from sparkstorm.tasks.task_runner import copy_component
-from sparkstorm.tasks.watchdog import Watchdog, blocked_message, users_stack
+from sparkstorm.tasks.watchdog import Watchdog, blocked_at, blocked_message
 from sparkstorm.topology.plan import Plan
 
 log = logging.getLogger(__name__)
@@ -213,8 +213,7 @@ def _blocked_reporter(
     """What a worker's watchdog calls: tell the driver, on a socket of the watchdog's own."""
 
     def report(call: str, secs: float) -> None:
-        frame = sys._current_frames().get(thread)
-        stack = users_stack(frame) if frame is not None else ""
+        call, stack = blocked_at(call, sys._current_frames().get(thread))
         message = (BLOCKED, index, call, secs, socket.gethostname(), os.getpid(), stack)
         with context.socket(zmq.DEALER) as dealer:
             dealer.setsockopt(zmq.LINGER, 2000)

@@ -56,7 +56,7 @@ from sparkstorm.tasks.process_usage import usage
 from sparkstorm.tasks.profile import Profile
 from sparkstorm.tasks.task_runner import BoltTask
 from sparkstorm.tasks.task_state import restore, snapshot
-from sparkstorm.tasks.watchdog import Watchdog, blocked_message, users_stack
+from sparkstorm.tasks.watchdog import Watchdog, blocked_at, blocked_message
 from sparkstorm.topology.plan import Plan
 from sparkstorm.topology.tuple import Row, Tuple
 
@@ -127,8 +127,7 @@ def _running_call() -> tuple[str, Any] | None:
 
 
 def _report_blocked(call: str, secs: float) -> None:
-    frame = sys._current_frames().get(_Watched.thread)
-    stack = users_stack(frame) if frame is not None else ""
+    call, stack = blocked_at(call, sys._current_frames().get(_Watched.thread))
     report = BlockedCall(_Watched.run_id, call, secs, socket.gethostname(), os.getpid(), stack)
     try:
         if _Watched.report_to is not None:
