@@ -22,7 +22,10 @@ from collections import deque
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from examples.word_count import generated_sentences
+try:
+    from examples.word_count import generated_sentences
+except ModuleNotFoundError:  # run as a file from any folder: its own folder is on the path
+    from word_count import generated_sentences  # type: ignore[no-redef]
 from sparkstorm import Config, Fields, TopologyBuilder
 from sparkstorm.arrow import ArrowBolt, ArrowSpout
 

@@ -24,10 +24,18 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from examples.kafka_word_count import COUNTS_TOPIC, SERVERS, TOPIC, publish
+try:
+    from examples.kafka_word_count import COUNTS_TOPIC, SERVERS, TOPIC, publish
+except ModuleNotFoundError:  # run as a file from any folder: its own folder is on the path
+    from kafka_word_count import COUNTS_TOPIC, SERVERS, TOPIC, publish  # type: ignore[no-redef]
 from sparkstorm import Config, Fields, TopologyBuilder, run
 from sparkstorm.arrow import ArrowBolt, KafkaArrowBolt, KafkaArrowSpout
 from sparkstorm.connectors.kafka import KafkaSpoutConfig
+
+try:
+    from examples.word_count import generated_sentences
+except ModuleNotFoundError:  # run as a file from any folder: its own folder is on the path
+    from word_count import generated_sentences  # type: ignore[no-redef]
 
 GROUP = "kafka-arrow-word-count"
 UNTIL_IDLE = True
@@ -105,8 +113,6 @@ def topology():
 
 
 def main(argv: list[str] | None = None) -> int:
-    from examples.word_count import generated_sentences
-
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--servers", default=SERVERS)
     parser.add_argument("--publish", type=int, default=0, help="publish N sentences first")

@@ -26,6 +26,11 @@ import sys
 from sparkstorm import Bolt, Config, Fields, TopologyBuilder, run
 from sparkstorm.connectors.kafka import KafkaBolt, KafkaSpout, KafkaSpoutConfig
 
+try:
+    from examples.word_count import generated_sentences
+except ModuleNotFoundError:  # run as a file from any folder: its own folder is on the path
+    from word_count import generated_sentences  # type: ignore[no-redef]
+
 SERVERS = os.environ.get("SPARKSTORM_EXAMPLE_KAFKA", "127.0.0.1:9092")
 TOPIC = os.environ.get("SPARKSTORM_EXAMPLE_TOPIC", "sentences")
 COUNTS_TOPIC = os.environ.get("SPARKSTORM_EXAMPLE_COUNTS_TOPIC", "word-counts")
@@ -114,8 +119,6 @@ def publish(servers: str, topic: str, sentences: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from examples.word_count import generated_sentences
-
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--servers", default=SERVERS)
     parser.add_argument("--publish", type=int, default=0, help="publish N sentences first")
@@ -131,5 +134,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent))
     sys.exit(main())

@@ -27,6 +27,11 @@ from sparkstorm import Bolt, Config, Fields, TopologyBuilder, run
 from sparkstorm.connectors.postgres import PostgresUpsertBolt
 from sparkstorm.connectors.rabbitmq import RabbitMQSpout
 
+try:
+    from examples.word_count import generated_sentences
+except ModuleNotFoundError:  # run as a file from any folder: its own folder is on the path
+    from word_count import generated_sentences  # type: ignore[no-redef]
+
 URL = "amqp://guest:guest@127.0.0.1:5672/%2F"
 DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 QUEUE = os.environ.get("SPARKSTORM_EXAMPLE_QUEUE", "sparkstorm-sentences")
@@ -132,8 +137,6 @@ def publish(url: str, queue: str, sentences: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from examples.word_count import generated_sentences
-
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--url", default=URL)
     parser.add_argument("--queue", default=QUEUE)
@@ -155,5 +158,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent))
     sys.exit(main())

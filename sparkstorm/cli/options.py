@@ -312,6 +312,12 @@ def build_parser() -> argparse.ArgumentParser:
     state.add_argument(
         "--json", action="store_true", help="every key, one JSON object a line, nothing else"
     )
+    state.add_argument(
+        "--reset",
+        action="store_true",
+        help="forget the Trident progress the driver keeps for NAME on this machine: its "
+        "next run starts at txid 1 (as clearing it in Storm's ZooKeeper)",
+    )
     drpc = sub.add_parser(
         "drpc",
         help="call a running Trident topology's DRPC function; print its result (JSON)",

@@ -121,6 +121,8 @@ def show_state(args: argparse.Namespace) -> int:
     from sparkstorm.state import read_committed_state
     from sparkstorm.trident.reading import persisted_states
 
+    if args.reset:
+        return reset_progress(args.name)
     try:
         topology, conf = resolve_target(args.target)[:2] if args.target else (None, {})
         conf.update(parse_conf(args.conf))
@@ -155,6 +157,29 @@ def show_state(args: argparse.Namespace) -> int:
             print(f"  {key!r}: {value!r}")
         if args.limit and len(pairs) > args.limit:
             print(f"  ... {len(pairs) - args.limit:,} more (--limit 0 shows all, --json reads)")
+    return EXIT_OK
+
+
+def reset_progress(name: str) -> int:
+    """``state NAME --reset``: delete the Trident progress the driver keeps for ``name``.
+
+    That is where a topology of a user's own states keeps it (``~/.sparkstorm/trident``);
+    progress kept beside a state (Redis, PostgreSQL, Kafka) or in a named provider lives
+    and dies with that state, and is not touched here.
+    """
+    from sparkstorm.control import registry
+    from sparkstorm.control.run_memory import DURABLE, durable_file
+
+    if name in registry.running():
+        print(f"sparkstorm: error: {name} is running: kill it first", file=sys.stderr)
+        return EXIT_USAGE
+    path = durable_file(f"{DURABLE}{name}")
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        print(f"{name}: no Trident progress kept by the driver on this machine ({path})")
+        return EXIT_OK
+    print(f"{name}: Trident progress at {path} deleted: its next run starts at txid 1")
     return EXIT_OK
 
 

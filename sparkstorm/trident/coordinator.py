@@ -44,7 +44,14 @@ from sparkstorm.topology.components import ChecksSubmission, HoldsWork, Spout, U
 from sparkstorm.topology.declarers import OutputFieldsDeclarer
 from sparkstorm.trident.drpc import server_of
 from sparkstorm.trident.nodes import CUSTOM, TX, Row
-from sparkstorm.trident.progress import Progress, Stored, progress_store, shown_where
+from sparkstorm.trident.progress import (
+    DRIVER,
+    Progress,
+    Stored,
+    identity,
+    progress_store,
+    shown_where,
+)
 from sparkstorm.trident.sources import BatchSource
 from sparkstorm.trident.tuple import TridentCollector
 from sparkstorm.trident.watching import METRIC, BatchWatch
@@ -110,8 +117,14 @@ class Coordinator(Spout, ChecksSubmission, HoldsWork, UsesRunMemory):
         """Whether an empty batch is committed through the tasks too (a window by time)."""
 
     def check_submission(self, conf: dict[str, Any]) -> None:
-        """Refuse a topology whose progress has no place that lives as long as its states."""
-        progress_store(conf, self.states)
+        """Refuse a topology whose progress has no place that lives as long as its states.
+
+        Also one whose progress on the driver's disk (kept by the name alone on this
+        machine) is another topology's of the same name.
+        """
+        store, _ = progress_store(conf, self.states)
+        if store.provider == DRIVER:  # keyed by the name alone on this machine
+            Progress.open(conf, self.states, identity(self.spouts, self.states))
 
     def progress_where(self, conf: dict[str, Any]) -> str:
         """Where the topology's progress is kept, for the run's start line."""
@@ -168,7 +181,7 @@ class Coordinator(Spout, ChecksSubmission, HoldsWork, UsesRunMemory):
             if e.partitioning.kind == CUSTOM
         }
         self.batches: dict[int, _Batch] = {}
-        self.progress = Progress.open(conf, self.states)
+        self.progress = Progress.open(conf, self.states, identity(self.spouts, self.states))
         self.committed = max(self.progress.committed(), self.progress.resume_at() - 1)
         self.next_txid = self.committed + 1
         self.kept_txid = self.committed

@@ -163,21 +163,72 @@ class MemoryProgress:
         return sources
 
 
+def identity(spouts: dict[str, Any], states: Sequence[tuple[str, Stored]]) -> list[str]:
+    """What makes a topology the one a progress belongs to: its spouts and states.
+
+    The spouts by the names the user gave their streams and by kind, the states by kind
+    (a state's own label is made from its place in the graph, which a new function
+    before it moves); not its functions and bolts: a new version of the same topology
+    (a function fixed) goes on where the old one stopped, another topology that happens
+    to have the same name (another project's ``counts``) does not.
+    """
+    kinds = [f"spout {t}: {type(getattr(s, 'spout', s)).__qualname__}" for t, s in spouts.items()]
+    return sorted(kinds + [f"state: {type(factory).__qualname__}" for _, factory in states])
+
+
 class Progress:
     """The last committed txid of one Trident topology, and its spouts' metadata."""
 
-    def __init__(self, store: ProgressStore, where: str, provider: str = "") -> None:
+    def __init__(
+        self,
+        store: ProgressStore,
+        where: str,
+        provider: str = "",
+        mine: list[str] | None = None,
+        name: str = "",
+    ) -> None:
         self.store = store
         self.where = where
         """Where it is kept, for messages."""
         self.provider = provider
         """The kind of store it is kept in (``memory``: a run's, gone with the run)."""
+        self.mine = mine
+        """The topology's :func:`identity`, written with every commit (None: not checked)."""
+        self.name = name
 
     @classmethod
-    def open(cls, conf: dict[str, Any], states: Sequence[tuple[str, Stored]]) -> Progress:
-        """The topology's progress, where :func:`progress_store` says."""
+    def open(
+        cls,
+        conf: dict[str, Any],
+        states: Sequence[tuple[str, Stored]],
+        mine: list[str] | None = None,
+    ) -> Progress:
+        """The topology's progress, where :func:`progress_store` says.
+
+        With ``mine`` (the topology's :func:`identity`), a progress another topology
+        wrote under the same name is refused, in one line saying what to do.
+        """
         store, name = progress_store(conf, states)
-        return cls(open_progress(store, name, conf), shown_where(store, name), store.provider)
+        topology = conf.get(TOPOLOGY_NAME) or name
+        opened = open_progress(store, name, conf)
+        progress = cls(opened, shown_where(store, name), store.provider, mine, topology)
+        if mine is not None:
+            progress.check()
+        return progress
+
+    def check(self) -> None:
+        """Refuse a progress written by another topology under this one's name."""
+        kept = self.store.committed_sources().get("topology")
+        if kept and self.mine is not None and sorted(kept) != self.mine:
+            ours, theirs = set(self.mine), set(kept)
+            msg = (
+                f"Trident topology {self.name!r}: the progress at {self.where} is another "
+                f"topology's under the same name (it has {'; '.join(sorted(theirs - ours))}; "
+                f"this one has {'; '.join(sorted(ours - theirs)) or 'none of those'}): "
+                f"give this one another name, or start it afresh with `sparkstorm state "
+                f"{self.name} --reset` (the other's progress is then gone)"
+            )
+            raise InvalidTopologyError(msg)
 
     def committed(self) -> int:
         """The last committed txid (0 before the first)."""
@@ -197,6 +248,8 @@ class Progress:
         is in flight and the empty batches after ``txid`` are not written each.
         """
         sources: dict[str, Any] = {"trident": [spouts or {}]}
+        if self.mine is not None:
+            sources["topology"] = self.mine
         if resume_at is not None:
             sources["resume"] = [resume_at]
         self.store.mark_committed(txid, sources)

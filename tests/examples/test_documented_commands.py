@@ -174,3 +174,36 @@ def test_a_run_whose_output_is_a_pipe_says_how_it_stands_every_ten_seconds(tmp_p
     lines = re.findall(shape, done.stdout, re.M)
     assert [t for t, _ in lines][:1] == ["10"], done.stdout[-2000:]  # then one as it stops
     assert int(lines[0][1].replace(",", "")) > 0
+
+
+@pytest.mark.parametrize(
+    "example", ["kafka_arrow_word_count.py", "kafka_word_count.py", "rabbitmq_word_count.py"]
+)
+def test_an_example_runs_as_its_docstring_says_from_any_folder(example, tmp_path):
+    """Issue 67, item 1: ``python examples/kafka_arrow_word_count.py --publish 1000``
+    failed with ``No module named 'examples'`` (its imports ran before anything put the
+    repository on the path). Its imports and flags, from another folder, as a file."""
+    path = ROOT / "examples" / example
+    assert f"python examples/{example}" in path.read_text().split("\n\n")[1]
+    done = as_a_user(sys.executable, str(path), "--help", cwd=tmp_path, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "--publish" in done.stdout
+
+
+def test_a_run_by_path_from_another_folder_imports_the_examples_siblings(tmp_path):
+    """``sparkstorm run ../clone/examples/arrow_word_count.py`` failed the same way."""
+    done = as_a_user(
+        "sparkstorm",
+        "run",
+        str(ROOT / "examples" / "arrow_word_count.py"),
+        "--engine",
+        "local",
+        "--duration",
+        "1",
+        "--quiet",
+        "--no-ui",
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "finished after" in done.stdout

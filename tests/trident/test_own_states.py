@@ -8,6 +8,9 @@ ZooKeeper, always there; here the driver keeps it on its disk, said at start.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import uuid
 from collections import Counter
 
@@ -15,7 +18,7 @@ import pytest
 import redis
 
 from sparkstorm import Fields
-from sparkstorm.trident import Count, TridentTopology
+from sparkstorm.trident import BaseFunction, Count, TridentTopology
 from tests.run_process import ROOT, RunProcess
 from tests.trident.own_state_topology import FileCounts, counts
 from tests.trident.proof_topology import REDIS
@@ -123,3 +126,62 @@ def test_txids_only_go_forward_when_the_coordinator_starts_again():
             seen.append(txid(cluster))
             cluster.kill_topology("forward")
         assert seen[1] > seen[0], f"the txid went back from {seen[0]} to {seen[1]}"
+
+
+def _counts_topology(folder, spout, stream="words", fixed=False):
+    folder.mkdir(exist_ok=True)
+    trident = TridentTopology()
+    words = trident.new_stream(stream, spout)
+    if fixed:  # a new version of the topology: a function changed, spouts and states not
+        words = words.each(Fields("word"), _Lower(), Fields("lower")).project(Fields("lower"))
+        words = words.group_by(Fields("lower"))
+    else:
+        words = words.group_by(Fields("word"))
+    words.persistent_aggregate(FileCounts(str(folder), "transactional"), Count(), Fields("count"))
+    return trident.build()
+
+
+class _Lower(BaseFunction):
+    def execute(self, tup, collector):
+        collector.emit([tup.get_string(0).lower()])
+
+
+def test_another_topology_under_the_same_name_is_refused_and_a_new_version_resumes(tmp_path):
+    """Issue 66, defect 2: the driver's progress was keyed by the topology's name alone,
+    so another project's ``counts`` resumed this one's txid and spouts' metadata."""
+    from sparkstorm.errors import InvalidTopologyError
+    from sparkstorm.testing import LocalCluster
+    from sparkstorm.trident import FeederBatchSpout
+
+    home = tmp_path / "home"
+    with LocalCluster(home=home) as cluster:
+        feeder = FeederBatchSpout(["word"])
+        cluster.submit_topology("counts", {}, _counts_topology(tmp_path / "a", feeder))
+        feeder.feed([["a"], ["b"]])
+        cluster.wait_until_idle()
+        cluster.kill_topology("counts")
+        other = FeederBatchSpout(["word"])  # another project: its spout is named otherwise
+        with pytest.raises(InvalidTopologyError, match="another topology's under the same name"):
+            cluster.submit_topology("counts", {}, _counts_topology(tmp_path / "b", other, "lines"))
+        fixed = FeederBatchSpout(["word"])  # the same topology, a function fixed: it resumes
+        cluster.submit_topology("counts", {}, _counts_topology(tmp_path / "a", fixed, fixed=True))
+        fixed.feed([["A"]])
+        cluster.wait_until_idle()
+        cluster.kill_topology("counts")
+    assert counts(str(tmp_path / "a")) == {"a": 2, "b": 1}  # txid went on: nothing redone
+    env = {**os.environ, "SPARKSTORM_HOME": str(home)}
+    reset = subprocess.run(
+        [sys.executable, "-m", "sparkstorm.cli", "state", "counts", "--reset"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert reset.returncode == 0 and "its next run starts at txid 1" in reset.stdout, reset
+    with LocalCluster(home=home) as cluster:  # reset: the other project may take the name
+        other = FeederBatchSpout(["word"])
+        cluster.submit_topology("counts", {}, _counts_topology(tmp_path / "b", other, "lines"))
+        other.feed([["z"]])
+        cluster.wait_until_idle()
+    assert counts(str(tmp_path / "b")) == {"z": 1}

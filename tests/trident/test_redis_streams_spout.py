@@ -107,13 +107,13 @@ def test_a_checkpoint_store_that_fails_holds_the_batches_back_and_loses_nothing(
     keeps, commits, last = itertools.count(), itertools.count(), [0]
     kept = Progress.commit
 
-    def flaky(self, txid, spouts=None):
+    def flaky(self, txid, spouts=None, resume_at=None):
         # a batch's ranges are kept under the last committed txid, a commit under its own
         count = next(keeps) if txid == last[0] else next(commits)
         if (txid == last[0] and count in (3, 4)) or (txid != last[0] and count == 2):
             msg = "the store is restarting"  # ranges twice in a row, a commit once
             raise redis.ConnectionError(msg)
-        kept(self, txid, spouts)
+        kept(self, txid, spouts, resume_at)
         last[0] = txid
 
     monkeypatch.setattr(Progress, "commit", flaky)
