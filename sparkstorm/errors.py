@@ -24,11 +24,14 @@ class InvalidTopologyError(SparkStormError):
         component: str | None = None,
         stream: str | None = None,
         field: str | None = None,
+        site: tuple[str, int] | None = None,
     ) -> None:
         super().__init__(message)
         self.component = component
         self.stream = stream
         self.field = field
+        self.site = site
+        """Where the user declared what is at fault (file, line), when known."""
 
 
 class ComponentStateError(SparkStormError):

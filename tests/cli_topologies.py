@@ -334,3 +334,26 @@ def replaying():
     builder.set_spout("numbers", Replaying())
     builder.set_bolt("sevens", FailSevensOnce()).shuffle_grouping("numbers")
     return builder.create_topology()
+
+
+class Forgetful(Bolt):
+    """Executes every tuple and never acks it (a bolt that forgot ``ack``)."""
+
+    def execute(self, tup):
+        pass
+
+
+def forgetful():
+    builder = TopologyBuilder()
+    builder.set_spout("finite", Finite())
+    builder.set_bolt("forgetful", Forgetful()).shuffle_grouping("finite")
+    conf = Config()
+    conf.set_message_timeout_secs(1)
+    return builder.create_topology(), conf
+
+
+def misspelled():
+    builder = TopologyBuilder()
+    builder.set_spout("sentences", Finite())
+    builder.set_bolt("boom", Boom()).shuffle_grouping("sentence")  # the typo's line
+    return builder.create_topology()

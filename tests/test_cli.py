@@ -200,6 +200,25 @@ def test_a_run_whose_trees_fail_exits_1_with_a_counted_summary():
     assert proc.stderr.count("Traceback") <= 1  # logged once, then counted
 
 
+def test_trees_that_time_out_name_the_bolt_that_held_them():
+    """Issue 67, item 4: "20 tuple trees failed for good (timeout 20)" named no bolt."""
+    proc = sparkstorm("run", f"{TOPOLOGIES}:forgetful", "--engine", "local", "--until-idle")
+    assert proc.returncode == 1, proc.stderr
+    assert "forgetful executed 20 and acked none: a bolt must ack or fail" in proc.stderr
+
+
+def test_a_grouping_on_a_misspelled_component_names_its_line_and_the_likely_name():
+    """Issue 67, item 4: the line of create_topology() was named, not the typo's, and no
+    "did you mean" was offered (configuration keys had one)."""
+    proc = sparkstorm("run", f"{TOPOLOGIES}:misspelled", "--engine", "local")
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.strip().splitlines()
+    source = (ROOT / "tests" / "cli_topologies.py").read_text().splitlines()
+    typo = next(i for i, text in enumerate(source, 1) if "the typo's line" in text)
+    assert f"cli_topologies.py:{typo}: InvalidTopologyError" in line, line
+    assert "unknown component 'sentence' (did you mean 'sentences'?" in line
+
+
 def test_failures_replayed_and_acked_are_said_and_the_run_exits_0():
     """Issue 55, defect 5: every failure replayed and acked, and the run exited 1."""
     proc = sparkstorm("run", f"{TOPOLOGIES}:replaying", "--engine", "local", "--until-idle")

@@ -51,6 +51,9 @@ def user_code_error(exc: BaseException, path: str | None, doing: str) -> UsageEr
     if isinstance(exc, SyntaxError):
         where = f"{exc.filename}:{exc.lineno}"
         return UsageError(f"{where}: SyntaxError: {exc.msg} ({doing})")
+    site = getattr(exc, "site", None)  # where the user declared what is at fault
+    if site is not None:
+        return UsageError(f"{site[0]}:{site[1]}: {type(exc).__name__}: {exc} ({doing})")
     frames = traceback.extract_tb(exc.__traceback__)
     mine = [f for f in frames if path is None or Path(f.filename) == Path(path).resolve()]
     chosen = mine or frames
@@ -157,7 +160,11 @@ def resolve_target(
             raise UsageError(msg)
         try:
             value = value()
-        except (UsageError, InvalidTopologyError):
+        except InvalidTopologyError as exc:
+            if exc.site is None:  # a mistake only the whole topology shows
+                raise
+            raise user_code_error(exc, None, f"calling {target}:{attr}()") from None
+        except UsageError:
             raise
         except Exception as exc:
             path = getattr(module, "__file__", None)

@@ -57,6 +57,23 @@ def run_name(target: str) -> str:
     return where.split(".")[-1]
 
 
+def _unsettled_bolts(stats: dict[str, dict[str, Any]]) -> str:
+    """The bolts that executed tuples they neither acked nor failed, in words.
+
+    Who held the trees that timed out (a bolt that forgot to ack): ``; NAME executed N
+    and acked M``.
+    """
+    said = []
+    for name, row in stats.items():
+        executed, acked, failed = (row.get(k, 0) for k in ("executed", "acked", "failed"))
+        if row.get("kind") == "bolt" and executed > acked + failed:
+            settled = f"acked {acked:,}" if acked else "acked none"
+            said.append(f"{name} executed {executed:,} and {settled}")
+    if not said:
+        return ""
+    return f"; {', '.join(said)}: a bolt must ack or fail every tuple it is given"
+
+
 def outcome(result: Any) -> tuple[int, list[str]]:
     """The exit code of a finished run and the summary lines that explain it.
 
@@ -98,7 +115,8 @@ def outcome(result: Any) -> tuple[int, list[str]]:
         )
     if failed:
         why = ", ".join(f"{reason} {n:,}" for reason, n in for_good.most_common())
-        problems.append(f"{failed:,} tuple trees failed for good ({why})")
+        held = _unsettled_bolts(result.stats) if for_good.get("timeout") else ""
+        problems.append(f"{failed:,} tuple trees failed for good ({why}){held}")
     if result.errors_dropped:
         lines.append(
             f"{result.errors_dropped:,} more errors were reported; the run keeps the first "

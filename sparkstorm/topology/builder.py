@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,8 +130,8 @@ class TopologyBuilder:
         streams = {cid: _declared_streams(d) for cid, d in self._declarations.items()}
         components: dict[str, ComponentSpec] = {}
         for cid, d in self._declarations.items():
-            for source, grouping in d.inputs:
-                _check_subscription(cid, source, grouping, streams)
+            for (source, grouping), site in zip(d.inputs, d.sites, strict=True):
+                _check_subscription(cid, source, grouping, streams, site)
             conf = {**(d.obj.get_component_configuration() or {}), **d.conf}
             tasks = conf.get(TOPOLOGY_TASKS)  # Storm's setNumTasks, or the component's own
             components[cid] = ComponentSpec(
@@ -156,11 +157,17 @@ def _check_subscription(
     source: GlobalStreamId,
     grouping: Grouping,
     streams: dict[str, dict[str, StreamInfo]],
+    site: tuple[str, int] | None = None,
 ) -> None:
     src, stream = source.component_id, source.stream_id
     if src not in streams:
-        msg = f"bolt {bolt_id!r} subscribes to unknown component {src!r} (known: {sorted(streams)})"
-        raise InvalidTopologyError(msg, component=bolt_id, stream=stream)
+        near = difflib.get_close_matches(src, list(streams), 1)
+        hint = f"did you mean {near[0]!r}? " if near else ""
+        msg = (
+            f"bolt {bolt_id!r} subscribes to unknown component {src!r} ({hint}known: "
+            f"{sorted(streams)})"
+        )
+        raise InvalidTopologyError(msg, component=bolt_id, stream=stream, site=site)
     info = streams[src].get(stream) or (SYSTEM_STREAM if stream == SYSTEM_STREAM_ID else None)
     if info is None:
         msg = (

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Self
 
@@ -63,7 +65,9 @@ def check_reserved(kind: str, name: object) -> str:
         raise InvalidTopologyError(msg)
     if name.startswith("__"):
         msg = f"{kind} id {name!r} is reserved: ids starting with '__' belong to the system"
-        raise InvalidTopologyError(msg, **{kind: name})
+        if kind == "stream":
+            raise InvalidTopologyError(msg, stream=name)
+        raise InvalidTopologyError(msg, component=name)
     return name
 
 
@@ -108,6 +112,8 @@ class ComponentDeclaration:
     parallelism: int
     conf: dict[str, Any] = field(default_factory=dict)
     inputs: list[tuple[GlobalStreamId, Grouping]] = field(default_factory=list)
+    sites: list[tuple[str, int] | None] = field(default_factory=list)
+    """Where each input was declared: the user's file and line of the grouping call."""
 
 
 def check_tasks(component_id: str, n: Any) -> int:
@@ -156,6 +162,7 @@ class BoltDeclarer(SpoutDeclarer):
 
     def _subscribe(self, component_id: str, stream: str, grouping: Grouping) -> Self:
         self._declaration.inputs.append((GlobalStreamId(component_id, stream), grouping))
+        self._declaration.sites.append(_caller())
         return self
 
     def shuffle_grouping(self, component_id: str, stream: str = DEFAULT_STREAM_ID) -> Self:
@@ -226,6 +233,17 @@ class BoltDeclarer(SpoutDeclarer):
     def local_or_shuffle_grouping(self, component_id: str, stream: str = DEFAULT_STREAM_ID) -> Self:
         """Prefer tasks in the same worker; every task shares one worker here, so: shuffle."""
         return self._subscribe(component_id, stream, Grouping(LOCAL_OR_SHUFFLE))
+
+
+_TOPOLOGY_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _caller() -> tuple[str, int] | None:
+    """The file and line of the innermost frame outside this package (the user's call)."""
+    frame = sys._getframe(1)
+    while frame is not None and os.path.dirname(frame.f_code.co_filename) == _TOPOLOGY_PACKAGE:
+        frame = frame.f_back  # type: ignore[assignment]
+    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
 
 
 def _not_java_order(method: str, component_id: str, fields: Any, stream: Any) -> None:
