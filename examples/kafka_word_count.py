@@ -1,7 +1,11 @@
 """Sentences from Kafka -> split -> count -> Kafka, at-least-once end to end.
 
-    python examples/kafka_word_count.py --publish 1000     # publish, then run on Spark
-    sparkstorm run examples/kafka_word_count.py             # count what is in the topic
+    python examples/kafka_word_count.py --publish 1000 --only   # publish 1,000 sentences
+    sparkstorm run examples/kafka_word_count.py                 # count what is unread
+    python examples/kafka_word_count.py --publish 1000          # publish, then count them
+
+The consumer group goes on from its committed offsets: a run counts what was published
+since the last one, and says ``emitted 0`` when nothing was.
 
 Needs the connectors' packages (``pip install -e '.[connectors]'``) and a Kafka broker
 at ``SPARKSTORM_EXAMPLE_KAFKA`` (default ``127.0.0.1:9092``); to try it on this machine,
@@ -122,10 +126,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--servers", default=SERVERS)
     parser.add_argument("--publish", type=int, default=0, help="publish N sentences first")
+    parser.add_argument("--only", action="store_true", help="publish, and count nothing")
     parser.add_argument("--engine", default="spark", choices=["spark", "local"])
     args = parser.parse_args(argv)
     if args.publish:
         publish(args.servers, TOPIC, generated_sentences(args.publish, vocabulary=50))
+        if args.only:
+            print(f"published {args.publish:,} sentences to {TOPIC!r} at {args.servers}")
+            return 0
     built, conf = build(args.servers)
     result = run(built, conf, engine=args.engine)
     spout = result.stats["sentences"]
