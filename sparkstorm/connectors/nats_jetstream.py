@@ -281,7 +281,7 @@ class NatsJetStreamSpout(Spout, HoldsWork):
             return
         self.collector.emit([msg.subject, data], msg_id=key)
 
-    def _send(self, coroutine: Any) -> None:
+    def _send(self, coroutine: Any) -> Future[Any]:
         """Run an ack, nak or publish on the client's loop without waiting for it.
 
         A failure is logged as soon as it happens (the server delivers a message whose
@@ -292,6 +292,7 @@ class NatsJetStreamSpout(Spout, HoldsWork):
         future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
         future.add_done_callback(_say_if_failed)
         self.sent.append(future)
+        return future
 
     def message_key(self, msg_id: Any) -> int:
         """The stream sequence, which names the message in any run."""
@@ -313,11 +314,14 @@ class NatsJetStreamSpout(Spout, HoldsWork):
         counted = counts_as_attempt(reason)
         if self.max_retries is not None and delivered >= self.max_retries and counted:
             self.emitted.pop(msg_id, None)  # a failed dead letter is delivered again: anew
-            self._send(self._dead_letter(msg, delivered, reason))
-            self.writing.append(self.sent[-1])
+            self.writing.append(self._send(self._dead_letter(msg, delivered, reason)))
         else:
             self._send(msg.nak(delay=self.nak_delay_secs))
-            self._back_by = max(self._back_by, time.monotonic() + self.nak_delay_secs + NAK_SLACK)
+            self._nak_sent()
+
+    def _nak_sent(self) -> None:
+        """A message was nak-ed: it is back within its delay (and some slack) at most."""
+        self._back_by = max(self._back_by, time.monotonic() + self.nak_delay_secs + NAK_SLACK)
 
     def holding(self) -> str | None:
         """Messages nak-ed and not back yet, or dead letters still being written.
@@ -353,7 +357,7 @@ class NatsJetStreamSpout(Spout, HoldsWork):
                 msg.metadata.sequence.stream,
                 exc,
             )
-            self._back_by = max(self._back_by, time.monotonic() + self.nak_delay_secs + NAK_SLACK)
+            self._nak_sent()
             await msg.nak(delay=self.nak_delay_secs)
             return
         await msg.term()  # only once the copy is stored: a crash in between duplicates
