@@ -318,6 +318,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="forget the Trident progress the driver keeps for NAME on this machine: its "
         "next run starts at txid 1 (as clearing it in Storm's ZooKeeper)",
     )
+    state.add_argument(
+        "--resign",
+        action="store_true",
+        help="sign again, for this version, the state an earlier sparkstorm wrote (each "
+        "value checked with its old signature first); with --from or --conf",
+    )
     drpc = sub.add_parser(
         "drpc",
         help="call a running Trident topology's DRPC function; print its result (JSON)",

@@ -126,6 +126,8 @@ def show_state(args: argparse.Namespace) -> int:
     try:
         topology, conf = resolve_target(args.target)[:2] if args.target else (None, {})
         conf.update(parse_conf(args.conf))
+        if args.resign:
+            return resign_state(args.name, conf)
         if topology is not None and persisted_states(topology):
             return show_trident_state(args, topology, conf)
         state = read_committed_state(args.name, conf)
@@ -180,6 +182,21 @@ def reset_progress(name: str) -> int:
         print(f"{name}: no Trident progress kept by the driver on this machine ({path})")
         return EXIT_OK
     print(f"{name}: Trident progress at {path} deleted: its next run starts at txid 1")
+    return EXIT_OK
+
+
+def resign_state(name: str, conf: dict[str, Any]) -> int:
+    """``state NAME --resign``: sign again what an earlier sparkstorm wrote for ``name``."""
+    from sparkstorm.control import registry
+    from sparkstorm.state.committed import reading
+
+    if name in registry.running():
+        print(f"sparkstorm: error: {name} is running: kill it first", file=sys.stderr)
+        return EXIT_USAGE
+    with reading(name, conf) as (store, provider, where):
+        done = store.resign()  # type: ignore[attr-defined]
+    shown = f" at {where}" if where else ""
+    print(f"{name}: {done} task(s) or file(s) signed again in the {provider} provider{shown}")
     return EXIT_OK
 
 

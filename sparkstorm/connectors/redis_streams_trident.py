@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 from typing_extensions import override
 
-from sparkstorm.state.stores import redis_client
+from sparkstorm.state.redis_store import redis_client
 from sparkstorm.topology.fields import Fields
 from sparkstorm.trident.partitioned import (
     IPartitionedTridentSpout,

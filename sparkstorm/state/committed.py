@@ -17,7 +17,10 @@ from typing import Any
 
 from sparkstorm.config import provider_config, state_provider
 from sparkstorm.errors import StateStoreError
-from sparkstorm.state.stores import DirectoryStore, RedisStore, Store, unreachable
+from sparkstorm.state.directory_store import DirectoryStore
+from sparkstorm.state.redis_store import RedisStore
+from sparkstorm.state.signing import OlderState
+from sparkstorm.state.stores import Store, unreachable
 from sparkstorm.urls import redacted
 
 WINDOWS = "windows"
@@ -107,6 +110,10 @@ def open_reader(topology: str, conf: dict[str, Any]) -> tuple[Store, str, str]:
             else DirectoryStore(config, topology, create=False)
         )
         store.committed_txid()  # reach it now: one clear line if it is down
+    except OlderState:
+        pass  # reached: what it holds says so again to whoever reads it
+    except StateStoreError:
+        raise
     except Exception as exc:
         raise StateStoreError(unreachable(provider, config, exc)) from exc
     return store, provider, where
@@ -142,6 +149,8 @@ def read_committed_state(topology: str, conf: dict[str, Any]) -> CommittedState:
         try:
             tasks = [read_task(store, name) for name in store.tasks()]
             return CommittedState(topology, provider, where, store.committed_txid(), tasks)
+        except StateStoreError:  # forged or older state: its own line says which and what to do
+            raise
         except Exception as exc:
             raise StateStoreError(unreachable(provider, provider_config(conf), exc)) from exc
 

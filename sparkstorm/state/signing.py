@@ -3,9 +3,16 @@
 State is pickled (a stateful bolt's values may be any Python object, a window holds
 tuples), and a pickle runs code when it is loaded. The workers and the driver load what
 the stores hold, at start, after a restart and at every rollback, so each pickle written
-to Redis or to a state folder carries an HMAC-SHA256 of its bytes under the deployment's
-*state secret*, and nothing is unpickled before its MAC matches: a value someone else
-wrote, or changed, is refused in one error naming the key.
+to Redis or to a state folder carries an HMAC-SHA256 under the deployment's *state
+secret*, and nothing is unpickled before its MAC matches: a value someone else wrote, or
+changed, is refused in one error naming the key.
+
+A MAC covers the value *and its place* (the Redis hash and field, the file's path inside
+the store with its role and txid), so a value signed for one place is refused in any
+other: copied onto another key, planted from another topology, a delta file copied over
+a later one. What no single value can show (one key put back to an earlier value, an
+entry dropped) the stores catch with :meth:`Signer.tag`: each task's signed record holds
+the XOR of its entries' tags, checked whole at every load.
 
 The secret is, first found: ``sparkstorm.state.secret`` (or the provider config's
 ``secret``), the ``SPARKSTORM_STATE_SECRET`` environment variable, or the file
@@ -45,13 +52,39 @@ from sparkstorm.private_files import (
 SECRET_ENV = "SPARKSTORM_STATE_SECRET"
 MIN_SECRET_BYTES = 32
 """The shortest state secret taken (the key file's is 64 hex digits)."""
-MAGIC = b"ss1:"
+MAGIC = b"ss2:"
 """What a signed value starts with (then the 32-byte MAC, then the payload)."""
-_MAC_BYTES = 32
+OLDER_MAGIC = b"ss1:"
+"""What an earlier sparkstorm signed with: a MAC of the payload alone, bound to no place."""
+MAC_BYTES = 32
+NO_TAGS = bytes(MAC_BYTES)
+"""The XOR of no entries' tags."""
+
+Place = tuple[str | bytes, ...]
+"""Where a value lives, in parts: a Redis hash and field, a file's path and role."""
 
 
 class UnsignedState(StateStoreError):
-    """A stored value whose signature is missing or does not match."""
+    """A stored value whose signature is missing or does not match its place."""
+
+
+class OlderState(UnsignedState):
+    """State signed by an earlier sparkstorm, whose MACs bound no value to its place."""
+
+
+def older_state(where: str, topology: str) -> OlderState:
+    """The one line for state written before values were bound to their place."""
+    return OlderState(
+        f"{where} was written by an earlier sparkstorm, whose signatures did not "
+        f"bind a value to its place: run `sparkstorm state {topology} --resign` once to "
+        "sign it again for this version (it checks every value with the old signature "
+        "first), or delete it"
+    )
+
+
+def xor(left: bytes, right: bytes) -> bytes:
+    """Two tags, or XORs of tags, combined (the order of entries does not matter)."""
+    return (int.from_bytes(left, "big") ^ int.from_bytes(right, "big")).to_bytes(MAC_BYTES, "big")
 
 
 def key_file() -> Path:
@@ -142,19 +175,33 @@ class Signer:
         """The signer for a provider ``config`` (see :func:`state_secret`)."""
         return cls(state_secret(config))
 
-    def sign(self, payload: bytes) -> bytes:
-        """``payload`` with its MAC in front."""
-        return MAGIC + hmac.digest(self._key, payload, hashlib.sha256) + payload
+    def tag(self, place: Place, payload: bytes = b"") -> bytes:
+        """The MAC of ``payload`` at ``place``: each part length-framed, so none runs on."""
+        mac = hmac.new(self._key, digestmod=hashlib.sha256)
+        for part in place:
+            raw = part.encode() if isinstance(part, str) else part
+            mac.update(len(raw).to_bytes(8, "big"))
+            mac.update(raw)
+        mac.update(payload)
+        return mac.digest()
 
-    def verify(self, data: bytes, where: str) -> bytes:
-        """The payload of ``data``; :class:`UnsignedState` naming ``where`` if it is forged."""
-        start = len(MAGIC) + _MAC_BYTES
+    def sign(self, payload: bytes, place: Place) -> bytes:
+        """``payload`` with its MAC at ``place`` in front."""
+        return MAGIC + self.tag(place, payload) + payload
+
+    def verify(self, data: bytes, where: str, place: Place, topology: str = "NAME") -> bytes:
+        """The payload of ``data`` signed at ``place``; :class:`UnsignedState` naming ``where``.
+
+        State an earlier sparkstorm signed is :class:`OlderState`, saying how to sign it
+        again (``topology`` names it in that line).
+        """
+        start = len(MAGIC) + MAC_BYTES
         payload = bytes(data[start:])
+        if data[: len(MAGIC)] == OLDER_MAGIC and self.verify_older(data) is not None:
+            raise older_state(where, topology)
         if not (
             data[: len(MAGIC)] == MAGIC
-            and hmac.compare_digest(
-                bytes(data[len(MAGIC) : start]), hmac.digest(self._key, payload, hashlib.sha256)
-            )
+            and hmac.compare_digest(bytes(data[len(MAGIC) : start]), self.tag(place, payload))
         ):
             msg = (
                 f"{where} is not signed with this deployment's state secret, so it was not "
@@ -165,3 +212,14 @@ class Signer:
             )
             raise UnsignedState(msg)
         return payload
+
+    def verify_older(self, data: bytes) -> bytes | None:
+        """The payload of a value an earlier sparkstorm signed with this secret, or None."""
+        start = len(OLDER_MAGIC) + MAC_BYTES
+        payload = bytes(data[start:])
+        mac = hmac.digest(self._key, payload, hashlib.sha256)
+        if data[: len(OLDER_MAGIC)] == OLDER_MAGIC and hmac.compare_digest(
+            bytes(data[len(OLDER_MAGIC) : start]), mac
+        ):
+            return payload
+        return None

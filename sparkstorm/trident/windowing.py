@@ -211,8 +211,8 @@ class _RedisWindows(WindowsStore):
 
     def __init__(self, url: str, prefix: str, conf: dict[str, Any]) -> None:
         from sparkstorm.config import provider_config
+        from sparkstorm.state.redis_store import redis_client
         from sparkstorm.state.signing import Signer
-        from sparkstorm.state.stores import redis_client
 
         self.client, self.prefix = redis_client({"url": url}, 30.0), prefix
         self.signer = Signer.of(provider_config(conf))
@@ -222,11 +222,13 @@ class _RedisWindows(WindowsStore):
         raw = self.client.get(f"{self.prefix}:{key}")
         if raw is None:
             return None
-        return pickle.loads(self.signer.verify(raw, f"Redis key {self.prefix}:{key}"))
+        name = f"{self.prefix}:{key}"
+        return pickle.loads(self.signer.verify(raw, f"Redis key {name}", (name,), self.prefix))
 
     @override
     def put(self, key: str, value: Any) -> None:
-        self.client.set(f"{self.prefix}:{key}", self.signer.sign(pickle.dumps(value, protocol=5)))
+        name = f"{self.prefix}:{key}"
+        self.client.set(name, self.signer.sign(pickle.dumps(value, protocol=5), (name,)))
 
     @override
     def remove(self, key: str) -> None:

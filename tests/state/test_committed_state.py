@@ -67,8 +67,8 @@ def test_reading_rolls_a_staged_commit_forward_as_a_restart_would_and_writes_not
         behind = [
             task
             for task in store.tasks()
-            if int(store.client.get(f"{store.prefix}:{task}:txid") or -1) < marker
-            and store._data(task) != data[task.split(":")[0], int(task.split(":")[1])]
+            if (folded := store._committed(task))[0] < marker
+            and folded[1] != data[task.split(":")[0], int(task.split(":")[1])]
         ]
         assert behind, "the crash left no staged commit to roll forward"
     # what a restart loads (and writes) is what the reader said

@@ -21,9 +21,10 @@ import redis
 
 from sparkstorm.config import SPARKSTORM_STATE_SECRET, provider_config
 from sparkstorm.state import signing
+from sparkstorm.state.directory_store import DirectoryStore
 from sparkstorm.state.key_value import KeyValueState
 from sparkstorm.state.signing import Signer, UnsignedState, fill_state_secret, state_secret
-from sparkstorm.state.stores import DirectoryStore, open_store
+from sparkstorm.state.stores import open_store
 from sparkstorm.trident.windowing import RedisWindowsStoreFactory
 from tests.conftest import REDIS_URL
 
@@ -71,7 +72,7 @@ def test_a_value_written_by_someone_else_is_refused_naming_it_and_never_loaded(
     planted = tmp_path / "ran"
     bomb = pickle.dumps(RunsCode(planted))
     if how == "a forged signature":
-        bomb = Signer("a guessed secret").sign(bomb)
+        bomb = Signer("a guessed secret").sign(bomb, ("the place it is planted",))
     where = tamper(name, config, topology, bomb)
     with pytest.raises(UnsignedState) as refused:
         open_store(name, config, topology).load("count:3")  # what a worker does at start
@@ -204,4 +205,4 @@ def test_a_run_hands_its_secret_to_its_workers_in_the_configuration(tmp_path, mo
     monkeypatch.delenv(signing.SECRET_ENV)  # an executor on another host: no env, no file
     assert provider_config(conf)["secret"] == driver_secret
     store = DirectoryStore(provider_config(conf), "t")
-    assert store.signer.verify(Signer(driver_secret).sign(b"x"), "here") == b"x"
+    assert store.signer.verify(Signer(driver_secret).sign(b"x", ("p",)), "here", ("p",)) == b"x"

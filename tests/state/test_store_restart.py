@@ -20,6 +20,7 @@ import redis
 
 from sparkstorm import run
 from sparkstorm.state import read_committed_state
+from sparkstorm.state.stores import open_store
 from tests.state.test_exactly_once import conf_for
 from tests.state.topology import build, expected_counts, sentences
 
@@ -97,7 +98,7 @@ def test_redis_restarted_mid_run_is_waited_for_and_every_sentence_counts_once(tm
         while not client.get(f"sparkstorm:state:{name}:committed"):  # a checkpoint in
             assert time.monotonic() < deadline and thread.is_alive(), outcome
             time.sleep(0.02)
-        stopped_at = int(client.get(f"sparkstorm:state:{name}:committed") or -1)
+        stopped_at = open_store(*provider, name).committed_txid()
         server.stop()
         assert thread.is_alive(), "the run ended before the outage: give it more sentences"
         time.sleep(2.0)  # calls wait meanwhile, backing off

@@ -10,8 +10,9 @@ import pytest
 from pyarrow.fs import FileSelector, _MockFileSystem
 
 from sparkstorm.config import provider_name
+from sparkstorm.state.directory_store import DirectoryStore
 from sparkstorm.state.key_value import KeyValueState
-from sparkstorm.state.stores import DELETED, DirectoryStore, open_store
+from sparkstorm.state.stores import DELETED, open_store
 
 
 def fresh(provider: tuple[str, dict[str, Any]]) -> tuple[str, dict[str, Any], str]:

@@ -22,7 +22,7 @@ from typing import Any
 
 from typing_extensions import override
 
-from sparkstorm.state.stores import redis_client
+from sparkstorm.state.redis_store import redis_client
 from sparkstorm.trident.state.base import (
     IBackingMap,
     Key,
