@@ -357,3 +357,58 @@ def misspelled():
     builder.set_spout("sentences", Finite())
     builder.set_bolt("boom", Boom()).shuffle_grouping("sentence")  # the typo's line
     return builder.create_topology()
+
+
+class Backlog(Spout):
+    """docs/arrow.md's pattern: a list of work; a failed message goes to its end, again."""
+
+    def __init__(self, n, replays=True):
+        self.n, self.replays = n, replays
+
+    def open(self, conf, context, collector):
+        from collections import deque
+
+        self.collector, self.todo = collector, deque(range(self.n))
+
+    def next_tuple(self):
+        if self.todo:
+            n = self.todo.popleft()
+            self.collector.emit([n], msg_id=n)
+
+    def fail(self, msg_id):
+        if self.replays:
+            self.todo.append(msg_id)
+
+    def declare_output_fields(self, declarer):
+        declarer.declare(Fields("n"))
+
+
+class FailThirdsOnce(Bolt):
+    """Fails each multiple of 3 the first time it comes, acks everything else."""
+
+    def prepare(self, conf, context, collector):
+        self.collector, self.seen = collector, set()
+
+    def execute(self, tup):
+        n = tup[0]
+        if n % 3 == 0 and n not in self.seen:
+            self.seen.add(n)
+            self.collector.fail(tup)
+        else:
+            self.collector.ack(tup)
+
+
+def replaying_backlog():
+    """A healthy stream: every failure is replayed, once the backlog before it is out."""
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", Backlog(10_000_000))
+    builder.set_bolt("thirds", FailThirdsOnce()).shuffle_grouping("numbers")
+    return builder.create_topology()
+
+
+def dropping():
+    """300 messages, and a spout that drops what fails (at most once, by choice)."""
+    builder = TopologyBuilder()
+    builder.set_spout("numbers", Backlog(300, replays=False))
+    builder.set_bolt("thirds", FailThirdsOnce()).shuffle_grouping("numbers")
+    return builder.create_topology()

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import httpx
@@ -509,3 +510,47 @@ def test_drpc_to_an_inactive_topology_says_so_at_once():
     finally:
         control.drpc.close()
         server.stop()
+
+
+@pytest.mark.parametrize(
+    ("topology", "after", "code", "says"),
+    [
+        ("replaying_backlog", 0.0, 0, "replay pending, cut short"),
+        ("replaying_backlog", 1.5, 0, "replay pending, cut short"),
+        ("dropping", 1.5, 1, "run failed: 100 tuple trees failed for good (explicit 100)"),
+    ],
+)
+def test_a_stop_exits_by_what_failed_for_good_not_by_when_it_came(
+    run_dir, topology, after, code, says
+):
+    """Issue 66, defect 5: a kill of a healthy stream exited 0 or 1 by timing.
+
+    The messages failed just before the stop were waiting their turn to be replayed, and
+    counted as failed for good. Now a failure counts for good once its spout ran dry
+    without emitting it again (``dropping``, every run); the stop only cuts the others'
+    replay short, and says so (``replaying_backlog``: its backlog never runs dry).
+    """
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "SPARKSTORM_RUN_DIR": str(run_dir)}
+    name = f"stop-{uuid.uuid4().hex[:6]}"
+    command = [sys.executable, "-m", "sparkstorm.cli", "run", f"tests/cli_topologies.py:{topology}"]
+    driver = subprocess.Popen(
+        [*command, "--engine", "local", "--quiet", "--name", name],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while name not in sparkstorm("list").stdout:
+            assert driver.poll() is None and time.monotonic() < deadline, "it never registered"
+            time.sleep(0.1)
+        time.sleep(after)
+        assert sparkstorm("kill", name, "--wait", "1").returncode == 0
+        output, _ = driver.communicate(timeout=60)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    assert driver.returncode == code, output
+    assert says in output, output

@@ -77,19 +77,23 @@ def _unsettled_bolts(stats: dict[str, dict[str, Any]]) -> str:
 def outcome(result: Any) -> tuple[int, list[str]]:
     """The exit code of a finished run and the summary lines that explain it.
 
-    Trees failed with ``shutdown`` are the stop itself, not a failure of the run; what
-    the engine recovered from (a lost worker or superstep) is said, not counted.
+    Trees failed with ``shutdown`` are the stop itself, not a failure of the run, and so
+    are failures whose replay the stop cut short (their spout had not run dry since);
+    what the engine recovered from (a lost worker or superstep) is said, not counted.
     """
     reasons: Counter[str] = Counter()
     for_good: Counter[str] = Counter()
+    cut_short: Counter[str] = Counter()
     replayed = 0
     for row in result.stats.values():
         if row.get("kind") == "spout":
             reasons.update(row.get("fail_reasons", {}))
             for_good.update(row.get("failed_for_good", {}))
+            cut_short.update(row.get("replay_pending", {}))
             replayed += row.get("replayed_acked", 0)
     shutdown = reasons.pop("shutdown", 0)
     for_good.pop("shutdown", 0)
+    cut_short.pop("shutdown", 0)
     distinct: Counter[tuple[str, str]] = Counter()
     recovered = []
     for error in result.errors:
@@ -126,6 +130,12 @@ def outcome(result: Any) -> tuple[int, list[str]]:
         problems.append(f"{distinct.total() + result.errors_dropped:,} errors reported by tasks")
     if shutdown:
         lines.append(f"{shutdown:,} tuple trees still pending at the stop failed with shutdown")
+    if cut_short:
+        why = ", ".join(f"{reason} {n:,}" for reason, n in cut_short.most_common())
+        lines.append(
+            f"{cut_short.total():,} messages failed ({why}) and were not emitted again before "
+            "the run ended: replay pending, cut short (their spouts had not run dry since)"
+        )
     for (component, stream), dropped in result.captured_dropped.items():
         lines.append(
             f"captured {component}/{stream}: the oldest {dropped:,} values were dropped to keep "

@@ -42,7 +42,7 @@ except ModuleNotFoundError as missing:  # the connectors extra is not installed
 
 from sparkstorm._types import FailReason, counts_as_attempt
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
-from sparkstorm.topology.components import Spout
+from sparkstorm.topology.components import HoldsWork, Spout
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import OutputFieldsDeclarer
 from sparkstorm.topology.fields import Fields
@@ -59,10 +59,13 @@ MAX_ATTEMPTS = 2**31 - 1
 REQUEUE, REJECT, COUNT, DEAD_LETTER = "requeue", "reject", "count", "dead-letter"
 """How a failed delivery ends (see ``RabbitMQSpout._settle``)."""
 FIRST_FETCH_SECS = 0.3
+RETURN_SECS = 1.0
+"""How long a message handed back to its queue counts as held: until RabbitMQ delivers
+it again, which is at once unless the queue is long (see :meth:`RabbitMQSpout.holding`)."""
 _CONNECTION_ERRORS = (pika.exceptions.AMQPError, OSError)
 
 
-class RabbitMQSpout(Spout):
+class RabbitMQSpout(Spout, HoldsWork):
     """Consumes ``queue`` at ``url``; emits ``(body,)``; acks a delivery when its tree completes.
 
     Parameters
@@ -128,6 +131,7 @@ class RabbitMQSpout(Spout):
         self.in_flight: dict[int, tuple[Any, bytes]] = {}
         self.next_attempt = 0.0
         self.backoff = RECONNECT_SECS
+        self.returned_at = -RETURN_SECS
         self._reconnect()
 
     def _where(self) -> str:
@@ -241,6 +245,16 @@ class RabbitMQSpout(Spout):
         except _CONNECTION_ERRORS as exc:
             self._lost(exc)
 
+    def holding(self) -> str | None:
+        """A failed message handed back to the queue in the last :data:`RETURN_SECS`.
+
+        RabbitMQ delivers it again, to this task or another, a moment later; meanwhile
+        the spout is not idle, and has not given up on it.
+        """
+        if time.monotonic() - self.returned_at < RETURN_SECS:
+            return f"a failed message handed back to queue {self.queue!r}, to come again"
+        return None
+
     def message_key(self, msg_id: Any) -> str | None:
         """The publisher's ``message_id`` property (None without one).
 
@@ -277,6 +291,8 @@ class RabbitMQSpout(Spout):
         try:
             if how in (REQUEUE, REJECT):
                 self.channel.basic_nack(tag, requeue=how == REQUEUE)
+                if how == REQUEUE:
+                    self.returned_at = time.monotonic()
                 return
             headers = dict(properties.headers or {})
             attempts = self._attempts_before(headers, properties.message_id) + 1
@@ -286,6 +302,8 @@ class RabbitMQSpout(Spout):
             headers[REASON_HEADER] = str(reason) if reason is not None else "unknown"
             exhausted = self.max_retries is not None and attempts >= self.max_retries
             target = self.dead_letter_queue if how == DEAD_LETTER or exhausted else self.queue
+            if target == self.queue:
+                self.returned_at = time.monotonic()
             try:
                 self.channel.basic_publish("", target, body, _copy(properties, headers))
             except _CONNECTION_ERRORS:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -300,8 +300,9 @@ class ContinuousRuntime:
         """The workers are gone: keep their tasks' figures and their counts, for ever."""
         for stats in self.latest_stats.values():
             keys, stats.failed_keys = stats.failed_keys, {}
-            if stats.failed_for_good:  # a spout's, which its next start takes on
-                self._failures_before[stats.task] = (dict(stats.failed_for_good), keys)
+            failures = Counter(stats.failed_for_good) + Counter(stats.replay_pending)
+            if failures:  # a spout's, which its next start takes on
+                self._failures_before[stats.task] = (dict(failures), keys)
         self._lost_stats.extend(self.latest_stats.values())
         for index, report in self.reports.items():
             before = self._before.setdefault(index, dict.fromkeys(CARRIED, 0))
@@ -399,7 +400,7 @@ class ContinuousRuntime:
                 del self._failures_before[stats.task]
                 for old in self._lost_stats:
                     if old.task == stats.task:
-                        old.failed_for_good = {}
+                        old.failed_for_good, old.replay_pending = {}, {}
             kept = self.latest_stats.get(stats.task)
             if kept is None or progress(stats) >= progress(kept):  # never an older report's
                 self.latest_stats[stats.task] = stats

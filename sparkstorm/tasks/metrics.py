@@ -119,7 +119,11 @@ class TaskStats:
     replayed_acked: int = 0
     """Spout: message ids that failed, then were acked (the spout replayed them)."""
     failed_for_good: dict[str, int] = field(default_factory=dict)
-    """Spout: message ids whose last outcome is a failure, by its reason's kind."""
+    """Spout: message ids whose last outcome is a failure and that the spout gave up on
+    (it ran dry without emitting them again), by their failure's kind."""
+    replay_pending: dict[str, int] = field(default_factory=dict)
+    """Spout: message ids whose last outcome is a failure, that the spout may still
+    replay (it has not run dry since), by their failure's kind: at a stop, cut short."""
     failed_keys: dict[Any, str] = field(default_factory=dict)
     """Continuous spout: which message keys (or ids) ``failed_for_good`` counts, up to
     :data:`~sparkstorm.tasks.spout_task.FAILED_KEYS_CARRIED`; the task's next start takes
@@ -195,6 +199,7 @@ def by_component(tasks: list[TaskStats], superstep_secs: float) -> dict[str, dic
         row["complete_latency_max_ms"] = max_ms(latencies.buckets) or 0.0
         row["fail_reasons"] = _kinds_summed(s.fail_reasons for s in members)
         row["failed_for_good"] = _kinds_summed(s.failed_for_good for s in members)
+        row["replay_pending"] = _kinds_summed(s.replay_pending for s in members)
         row["output_stats"] = _output_stats(members)
         row["input_stats"] = _input_stats(members)
         row["metrics"] = latest_metrics(members)

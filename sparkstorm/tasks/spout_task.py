@@ -113,6 +113,8 @@ class SpoutTask:
         """Set on a restart with keys the last run committed (see ``committed_sources``)."""
         self._failed_last: dict[Any, str] = {}
         """Message ids whose last outcome is a failure, with its kind (see :meth:`_settled`)."""
+        self._replay_pending: set[Any] = set()
+        """Those of ``_failed_last`` the spout may still replay: it has not run dry since."""
         self.begin(-1, 0.0)  # ids for emits made before the first superstep (in open)
 
     # -- called by the collector -------------------------------------------------------
@@ -235,6 +237,8 @@ class SpoutTask:
                 break
             if collector.emitted == before:
                 if not self._skipped:
+                    if self._replay_pending and self.holding() is None:
+                        self._gave_up()
                     break
                 self._skipped = False  # it acked a committed message: go on
         else:
@@ -387,16 +391,38 @@ class SpoutTask:
         replay acked here settles its message as it would have in the earlier start.
         ``counts`` may count more than ``keys`` holds (:meth:`note_failed_keys`).
         """
-        self.stats.failed_for_good = dict(counts)
         self._failed_last = dict(keys)
+        self._replay_pending = set(keys)  # this start replays them, or runs dry without
+        pending = Counter(keys.values())
+        self.stats.replay_pending = dict(pending)
+        self.stats.failed_for_good = {
+            kind: n - pending[kind] for kind, n in counts.items() if n > pending[kind]
+        }  # keys not carried: counted for good, never hidden
+
+    def _gave_up(self) -> None:
+        """The spout ran dry: what failed before and was not emitted again, it gave up on.
+
+        Ran dry: ``next_tuple`` emitted nothing, and the spout holds nothing back (a
+        :class:`HoldsWork`'s retry waiting out its backoff is not dry).
+        """
+        pending, for_good = self.stats.replay_pending, self.stats.failed_for_good
+        for key in self._replay_pending:
+            kind = self._failed_last[key]
+            pending[kind] -= 1
+            if not pending[kind]:
+                del pending[kind]
+            for_good[kind] = for_good.get(kind, 0) + 1
+        self._replay_pending = set()
 
     def _settled(self, msg_id: MsgId, failure: str | None) -> None:
         """Note ``msg_id``'s latest outcome: a failure of that kind, or (None) an ack.
 
-        A message whose last outcome is a failure failed for good, so far; one acked
-        after failing was replayed, and is counted so (the run's exit code follows the
-        first, not every failure on the way). A message is known by the spout's
-        ``message_key`` when it gives one: a broker's redelivery has a new msg id.
+        A message whose last outcome is a failure is *replay pending* until its spout
+        runs dry without emitting it again (:meth:`_gave_up`), then *failed for good*; one
+        acked after failing was replayed, and is counted so. The run's exit code follows
+        the failures for good only: a stop that cuts a replay short is not a failure of
+        the run, whatever its timing. A message is known by the spout's ``message_key``
+        when it gives one: a broker's redelivery has a new msg id.
         """
         key: Any = self.message_key(msg_id)  # a replay may come under another msg id
         if key is None:
@@ -405,9 +431,11 @@ class SpoutTask:
                 hash(key)
             except TypeError:  # a list, a dict: its text stands for it
                 key = repr(msg_id)
-        last, kinds = self._failed_last, self.stats.failed_for_good
+        last, replaying = self._failed_last, self._replay_pending
         before = last.pop(key, None)
         if before is not None:
+            kinds = self.stats.replay_pending if key in replaying else self.stats.failed_for_good
+            replaying.discard(key)
             kinds[before] -= 1
             if not kinds[before]:
                 del kinds[before]
@@ -415,6 +443,8 @@ class SpoutTask:
                 self.stats.replayed_acked += 1
         if failure is not None:
             last[key] = failure
+            replaying.add(key)
+            kinds = self.stats.replay_pending
             kinds[failure] = kinds.get(failure, 0) + 1
 
     def _call_ack(
