@@ -67,6 +67,33 @@ return {
 """
 """The graph's drawn size over its own, its nodes' names, and those wider than their box."""
 
+LABELS_CLEAR = """
+const svg = document.getElementById("graph");
+const boxes = (selector) => [...svg.querySelectorAll(selector)].map((element) => {
+  const r = element.getBoundingClientRect();
+  return {text: element.textContent, x: r.left, y: r.top, right: r.right, bottom: r.bottom};
+});
+const labels = boxes(".edge-label"), nodes = boxes(".node rect");
+const meet = (a, b) => a.x < b.right && b.x < a.right && a.y < b.bottom && b.y < a.bottom;
+const clashes = [];
+labels.forEach((a, i) => {
+  labels.slice(i + 1).forEach((b) => { if (meet(a, b)) clashes.push([a.text, b.text]); });
+  nodes.forEach((n) => { if (meet(a, n)) clashes.push([a.text, "a box"]); });
+});
+const order = [...svg.children];
+const lastEdge = Math.max(...order.map((c, i) => (c.classList.contains("edge") ? i : -1)));
+const firstLabel = order.findIndex((c) => c.classList.contains("edge-label"));
+return {
+  labels: labels.map((l) => l.text),
+  edges: svg.querySelectorAll(".edge").length,
+  clashes,
+  over_lines: firstLabel > lastEdge,
+  right: Math.max(...labels.map((l) => l.right), ...nodes.map((n) => n.right)),
+};
+"""
+"""Every edge's label, those that meet another label or a box, and whether the labels
+are drawn over every line (after them)."""
+
 
 def open_browser() -> webdriver.Chrome:
     """A headless Chromium (it fails, saying how to install it, where it is missing)."""
@@ -184,6 +211,12 @@ def test_the_page_shows_what_the_api_shows_and_its_buttons_control_the_run(brows
         )
         assert sorted(drawn[0]) == sorted(c["id"] for c in api["graph"]["components"])
         assert drawn[1] == len(api["graph"]["edges"]) > 0
+        # a core topology's edges say what flows on them too (issue 67, item 6)
+        expected = ["n · shuffle", "n · fields(n)"]
+        assert [e["label"] for e in api["graph"]["edges"]] == expected, api["graph"]
+        labelled = browser.execute_script(LABELS_CLEAR)
+        assert sorted(labelled["labels"]) == sorted(expected), labelled
+        assert not labelled["clashes"], labelled
         until(
             lambda: re.fullmatch(r"[\d,]+ /s", text_of(browser, "#graph .node .rate") or ""),
             "a rate on the spout's node",
@@ -620,7 +653,7 @@ def test_a_trident_topology_shows_its_batches_and_a_wrong_address_says_so(browse
         # at a phone's width every plot fits its box, and follows the window's size; the
         # graph shrinks no further than 0.85 of its size (then its section scrolls), every name
         # inside its node's box
-        for width in (390, 1280):
+        for width in (390, 1280, 1920):
             browser.set_window_size(width, 844)
             until(lambda: plots_fit(browser), f"plots that fit at {width} px")
             graph = until(lambda: browser.execute_script(GRAPH_FIT), "the graph drawn")
@@ -644,6 +677,17 @@ def test_a_trident_topology_shows_its_batches_and_a_wrong_address_says_so(browse
             )
             assert "word, count · fields(word)" in labels, labels
             assert not [label for label in labels if re.fullmatch(r"e\d+", label)], labels
+            # issue 67, item 6: at 1280 px three labels were piled where three edges met,
+            # lines crossing them, and the layout used half the width
+            drawn = browser.execute_script(LABELS_CLEAR)
+            assert len(drawn["labels"]) == drawn["edges"] == 7, drawn  # every edge labelled
+            assert not drawn["clashes"] and drawn["over_lines"], drawn
+            assert drawn["right"] <= width, drawn
+            if width >= 1280:  # columns wrapped into bands, not a column of rows
+                used = browser.execute_script(
+                    "return document.getElementById('graph').getBoundingClientRect().width"
+                )
+                assert used >= 0.8 * min(width, 1400), used
         browser.set_window_size(1400, 1150)
         browser.get(live.url + "/component/nosuch")  # a wrong address: said, not retried
         said = until(lambda: text_of(browser, "#gone"), "the banner")

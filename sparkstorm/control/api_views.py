@@ -27,9 +27,10 @@ HOST = socket.gethostname()
 def topology_graph(plan: Plan) -> dict[str, Any]:
     """Components (id, kind, tasks) and edges (from, to, stream, grouping, label): the DAG.
 
-    An edge's label is what a reader needs to tell it apart: its stream's name, unless
-    ``default``; for a bolt that describes its inputs (Trident's, whose streams are
-    internal ids), that description (the fields that flow, and how they are dealt).
+    An edge's label is what flows on it and how it is dealt: the stream's fields, then
+    its grouping (``word · fields(word)``), after the stream's name unless ``default``;
+    a bolt that describes its inputs (Trident's, whose streams are internal ids) gives
+    its own.
     """
     topology = plan.topology
     described = {
@@ -53,13 +54,23 @@ def topology_graph(plan: Plan) -> dict[str, Any]:
             "grouping": grouping.kind,
             "fields": list(grouping.fields) if grouping.fields is not None else None,
             "label": described.get(bolt.component_id, {}).get(
-                source.stream_id, None if source.stream_id == "default" else source.stream_id
+                source.stream_id, _flowing(topology, source, grouping)
             ),
         }
         for bolt in topology.bolts
         for source, grouping in bolt.inputs
     ]
     return {"components": components, "edges": edges}
+
+
+def _flowing(topology: Any, source: Any, grouping: Any) -> str:
+    """``[stream: ]fields · grouping``: an edge's label in a core topology."""
+    spec = topology.components.get(source.component_id)
+    info = spec.streams.get(source.stream_id) if spec is not None else None
+    fields = ", ".join(info.fields.to_list()) if info is not None else ""
+    dealt = grouping.kind + (f"({', '.join(grouping.fields)})" if grouping.fields else "")
+    said = f"{fields or '(no fields)'} · {dealt}"
+    return said if source.stream_id == "default" else f"{source.stream_id}: {said}"
 
 
 def shown_configuration(conf: dict[str, Any]) -> dict[str, Any]:

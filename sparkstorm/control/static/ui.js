@@ -222,82 +222,103 @@ function drawGraph(graph, rows, rates) {
   const GAPX = Math.min(Math.max(16 + 6 * Math.max(0, ...labelled), 90), 200);
   const across = Object.values(levels);
   const room = element.parentElement.clientWidth || Infinity;
-  // left to right, levels as columns (Storm UI's way); a window too narrow for that at
-  // GRAPH_MIN_SCALE gets levels as rows, each wrapped to the width there is
-  const wide = PAD * 2 + across.length * (W + GAPX) - GAPX;
-  const downward = wide * GRAPH_MIN_SCALE > room;
+  // left to right, levels as columns (Storm UI's way), wrapped into bands of as many
+  // columns as fit at GRAPH_MIN_SCALE; a window too narrow for two columns gets levels
+  // as rows, each wrapped to the width there is
+  const perBand = Math.max(1, Math.floor((room / GRAPH_MIN_SCALE - PAD * 2 + GAPX) / (W + GAPX)));
+  const downward = perBand < Math.min(2, across.length);
   const DOWN_GAPX = 20, DOWN_GAPY = labelled.some((n) => n) ? 44 : 30;
   const perRow = Math.max(1, Math.floor((room - PAD * 2 + DOWN_GAPX) / (W + DOWN_GAPX)));
   const place = {};
-  let width = wide, height = 0;
-  // downward, the labels of the edges into a box are listed in the gap above it
-  const into = {};
-  for (const e of graph.edges) if (e.label && e.from !== e.to) (into[e.to] ||= []).push(e);
+  let width = PAD * 2 + Math.min(perBand, across.length) * (W + GAPX) - GAPX, height = 0;
+  // an edge that skips a column of its band would pass behind the boxes between: it
+  // runs in a corridor of its own above them; one into a later band goes round, below
+  const bandOf = (id) => Math.floor(depth[id] / perBand);
+  const skipping = downward ? [] : graph.edges.filter((e) => e.from !== e.to && bandOf(e.from) === bandOf(e.to) && depth[e.to] - depth[e.from] > 1);
+  const wrapping = downward ? [] : graph.edges.filter((e) => e.from !== e.to && bandOf(e.to) !== bandOf(e.from));
+  const CORRIDOR = 18, WRAP = 12;
+  const corridorY = {}, bandBottom = {};
   if (downward) {
     width = PAD * 2 + Math.min(perRow, Math.max(...across.map((m) => m.length))) * (W + DOWN_GAPX) - DOWN_GAPX;
     let y = PAD;
     const rows = [];
-    const rowGap = (members) => Math.max(DOWN_GAPY, ...members.map((c) => 10 + 14 * (into[c.id] || []).length));
     for (const members of across) {
       for (let i = 0; i < members.length; i += perRow) rows.push(members.slice(i, i + perRow));
     }
+    const into = {};
+    for (const e of graph.edges) if (e.label && e.from !== e.to) into[e.to] = (into[e.to] || 0) + 1;
     rows.forEach((members, r) => {
-      if (r) y += rowGap(members);
+      if (r) y += Math.max(DOWN_GAPY, ...members.map((c) => 12 + 16 * (into[c.id] || 0)));
       members.forEach((c, i) => { place[c.id] = { x: PAD + i * (W + DOWN_GAPX), y }; });
       y += H;
     });
     height = y + PAD;
-    width = Math.max(width, Math.min(room, width + 180));  // room for the edges' labels
+    width = Math.max(width, Math.min(room, width + 220));  // room for the edges' labels
   } else {
-    across.forEach((members, d) => {
-      members.forEach((c, i) => { place[c.id] = { x: PAD + d * (W + GAPX), y: PAD + i * (H + GAPY) }; });
-      height = Math.max(height, PAD * 2 + members.length * (H + GAPY) - GAPY);
-    });
+    let y = PAD;
+    for (let band = 0; band * perBand < across.length; band++) {
+      const columns = across.slice(band * perBand, (band + 1) * perBand);
+      const corridors = skipping.filter((e) => bandOf(e.from) === band);
+      corridors.forEach((e, i) => { corridorY[graph.edges.indexOf(e)] = y + 16 + CORRIDOR * i; });
+      const top = y + (corridors.length ? 24 + CORRIDOR * corridors.length : 0);
+      let bottom = top;
+      columns.forEach((members, col) => {
+        members.forEach((c, i) => { place[c.id] = { x: PAD + col * (W + GAPX), y: top + i * (H + GAPY) }; });
+        bottom = Math.max(bottom, top + members.length * (H + GAPY) - GAPY);
+      });
+      bandBottom[band] = bottom;
+      const leaving = wrapping.filter((e) => bandOf(e.from) === band).length;
+      if (leaving) width = Math.max(width, PAD + columns.length * (W + GAPX) - GAPX + 14 + 6 * leaving + 4);
+      y = bottom + (leaving ? 30 + WRAP * leaving : 40);
+    }
+    height = Math.max(...Object.values(bandBottom)) + PAD;
   }
   element.replaceChildren();
-  // as wide as its section, but never shrunk below GRAPH_MIN_SCALE (where its names stay
-  // readable) nor grown: a narrower window scrolls the graph's section instead
-  element.setAttribute("viewBox", `0 0 ${width} ${height}`);
-  element.style.width = `clamp(${Math.round(Math.min(width * GRAPH_MIN_SCALE, room))}px, 100%, ${width}px)`;
   const defs = svg("defs", {});
   const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: "10", refY: "5", markerWidth: "7", markerHeight: "7", orient: "auto" });
   marker.appendChild(svg("path", { d: "M0,0 L10,5 L0,10 z", fill: "#6d7686" }));
   defs.appendChild(marker);
   element.appendChild(defs);
+  element.setAttribute("viewBox", `0 0 ${width} ${height}`);
   let lanes = 0;
+  const drawn = [];  // [edge, its path], for the labels once every box is placed
   for (const e of graph.edges) {
     const a = place[e.from], b = place[e.to];
     if (!a || !b) continue;
-    let path, labelAt;
+    let path, late = false;  // late: its label is best near its box (a lane's, say)
     if (e.from === e.to) {
       path = `M${a.x + W - 30},${a.y} C${a.x + W},${a.y - 30} ${a.x + W + 30},${a.y} ${a.x + W},${a.y + 12}`;
     } else if (downward) {
-      const order = (into[e.to] || []).indexOf(e);
       const x2 = b.x + W / 2, y2 = b.y;
-      labelAt = { x: x2 + 8, y: y2 - 6 - 14 * ((into[e.to] || []).length - 1 - order), anchor: "start", room: width - x2 - 10 };
       if (b.y > a.y && a.x === b.x && !Object.values(place).some((p) => p.x === a.x && p.y > a.y && p.y < b.y)) {
         const x1 = a.x + W / 2, y1 = a.y + H;  // straight down to the next box
         path = `M${x1},${y1} C${x1},${(y1 + y2) / 2} ${x2},${(y1 + y2) / 2} ${x2},${y2}`;
       } else {  // past the boxes between: down a lane of its own beside them
         const lane = Math.max(a.x, b.x) + W + 8 + 6 * (lanes++ % 4);
+        late = true;
         const y1 = a.y + H / 2;
         path = `M${a.x + W},${y1} L${lane},${y1} L${lane},${y2 - 8} L${x2 + 4},${y2 - 8} L${x2},${y2}`;
       }
+    } else if (skipping.includes(e)) {
+      const x1 = a.x + W, y1 = a.y + H / 2, x2 = b.x, y2 = b.y + H / 2;
+      const y = corridorY[graph.edges.indexOf(e)], bend = Math.min(GAPX / 2, 36);  // steep: the gaps keep room for labels
+      path = `M${x1},${y1} C${x1 + bend},${y1} ${x1 + bend / 2},${y} ${x1 + bend},${y} L${x2 - bend},${y} C${x2 - bend / 2},${y} ${x2 - bend},${y2} ${x2},${y2}`;
+    } else if (wrapping.includes(e)) {  // round to a later band: right, down, back, in
+      const x1 = a.x + W, y1 = a.y + H / 2, x2 = b.x, y2 = b.y + H / 2;
+      const lane = wrapping.filter((w) => bandOf(w.from) === bandOf(e.from)).indexOf(e);
+      const y = bandBottom[bandOf(e.from)] + 18 + WRAP * lane, out = x1 + 14 + 6 * lane, back = Math.max(4, x2 - 14 - 6 * lane);
+      path = `M${x1},${y1} L${out},${y1} L${out},${y} L${back},${y} L${back},${y2} L${x2},${y2}`;
     } else {
       const x1 = a.x + W, y1 = a.y + H / 2, x2 = b.x, y2 = b.y + H / 2;
       path = `M${x1},${y1} C${x1 + GAPX / 2},${y1} ${x2 - GAPX / 2},${y2} ${x2},${y2}`;
-      labelAt = { x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 4, anchor: "middle", room: GAPX - 6 };
     }
     const edge = svg("path", { class: "edge", d: path, "data-from": e.from, "data-to": e.to });
     const about = `${e.from} -> ${e.to}: ` + (e.label ? `${e.label} (stream ${e.stream})` : `stream ${e.stream}, ${e.grouping} grouping` + (e.fields ? ` on ${e.fields.join(", ")}` : ""));
     edge.appendChild(svg("title", {}, about));
     element.appendChild(edge);
-    if (e.label && labelAt) {
-      const label = svg("text", { class: "edge-label", x: labelAt.x, y: labelAt.y, "text-anchor": labelAt.anchor }, e.label);
-      element.appendChild(label);
-      fitLabel(label, e.label, "", labelAt.room);
-    }
+    if (e.label && e.from !== e.to) drawn.push([e, edge, late]);
   }
+  const boxes = [];
   for (const c of graph.components) {
     const p = place[c.id];
     const row = rows[c.id] || {};
@@ -315,7 +336,63 @@ function drawGraph(graph, rows, rates) {
     else group.appendChild(svg("text", { x: 10, y: 51 }, `pending ${text(row.pending || 0)}`));
     element.appendChild(group);
     fitLabel(label, c.id, ` (${c.tasks})`, W - 16);
+    boxes.push({ x: p.x - 2, y: p.y - 2, width: W + 4, height: H + 4 });
   }
+  width = placeLabels(element, drawn, boxes, width, room);
+  element.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  // as wide as its section, but never shrunk below GRAPH_MIN_SCALE (where its names stay
+  // readable) nor grown: a narrower window scrolls the graph's section instead
+  element.style.width = `clamp(${Math.round(Math.min(width * GRAPH_MIN_SCALE, room))}px, 100%, ${width}px)`;
+}
+
+// Every edge's label (what flows on it) beside its own line, never over a box or
+// another label, and where it can be, clear of every line: the first such spot along its
+// edge from the middle outwards. Labels are drawn last, with a halo, so a line that must
+// pass under one does not cross its letters.
+const SPOTS = [[0, -5, "middle"], [0, 14, "middle"], [6, 4, "start"], [-6, 4, "end"],
+  [0, -16, "middle"], [0, 26, "middle"], [12, -6, "start"], [-12, -6, "end"], [12, 16, "start"], [-12, 16, "end"]];
+function placeLabels(element, drawn, boxes, width, room) {
+  const taken = [...boxes];
+  const points = [];  // the lines, as points every 3 px
+  for (const [, edge] of drawn.length ? element.querySelectorAll(".edge").entries() : []) {
+    const length = edge.getTotalLength();
+    for (let at = 0; at <= length; at += 3) points.push(edge.getPointAtLength(at));
+  }
+  const overlaps = (r, t) => r.x < t.x + t.width && t.x < r.x + r.width && r.y < t.y + t.height && t.y < r.y + r.height;
+  const crossed = (r) => points.some((q) => q.x > r.x && q.x < r.x + r.width && q.y > r.y && q.y < r.y + r.height);
+  let right = width;
+  for (const [e, edge, late] of drawn) {
+    const label = svg("text", { class: "edge-label" }, e.label);
+    element.appendChild(label);
+    const length = edge.getTotalLength();
+    let best = null, fallback = null;
+    for (const along of late ? [0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3] : [0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8, 0.12, 0.88]) {
+      const at = edge.getPointAtLength(length * along);
+      for (const [dx, dy, anchor] of SPOTS) {
+        label.setAttribute("x", at.x + dx);
+        label.setAttribute("y", at.y + dy);
+        label.setAttribute("text-anchor", anchor);
+        const box = label.getBBox();
+        const r = { x: box.x - 1, y: box.y, width: box.width + 2, height: box.height, anchor, at: [at.x + dx, at.y + dy] };
+        if (r.x < 0 || r.y < 0 || r.x + r.width > Math.max(width, room)) continue;
+        if (taken.some((t) => overlaps(r, t))) continue;
+        if (!crossed(r)) { best = r; break; }
+        fallback ||= r;
+      }
+      if (best) break;
+    }
+    best ||= fallback;
+    if (!best) {  // nowhere free along it: its middle, and the page's test says so
+      const at = edge.getPointAtLength(length / 2);
+      best = { x: at.x, y: at.y - 16, width: 0, height: 0, anchor: "middle", at: [at.x, at.y - 5] };
+    }
+    label.setAttribute("x", best.at[0]);
+    label.setAttribute("y", best.at[1]);
+    label.setAttribute("text-anchor", best.anchor);
+    taken.push(best);
+    right = Math.max(right, best.x + best.width + 4);
+  }
+  return Math.ceil(right);
 }
 
 // A name longer than its box is cut, with an ellipsis, keeping its task count (the whole
