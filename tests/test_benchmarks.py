@@ -166,3 +166,14 @@ def test_kafka_rows_count_every_sentence_and_a_stuck_record_is_bounded(kafka):
     samples, spout = bench.stuck_rss(kafka, 4.0)
     assert samples and all(mb > 0 for _, mb in samples)
     assert spout["failed"] >= 1 and spout["acked"] <= 20_000  # the pause's bound
+
+
+def test_the_tuple_api_rows_count_every_tuple_and_settle_every_tree():
+    from benchmarks.tuple_api import inline_acking, plain_loop, sparkstorm_run
+    from examples.word_count import generated_sentences
+
+    sentences = generated_sentences(500)
+    assert plain_loop(sentences)["whole"] > 0
+    assert inline_acking(sentences)["whole"] > 0  # asserts every tree came back to zero
+    local = sparkstorm_run(sentences, "local", None)  # asserts every sentence acked
+    assert local["whole"] >= local["elapsed"] > 0
