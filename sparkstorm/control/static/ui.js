@@ -248,7 +248,7 @@ function drawGraph(graph, rows, rates) {
     const into = {};
     for (const e of graph.edges) if (e.label && e.from !== e.to) into[e.to] = (into[e.to] || 0) + 1;
     rows.forEach((members, r) => {
-      if (r) y += Math.max(DOWN_GAPY, ...members.map((c) => 12 + 16 * (into[c.id] || 0)));
+      if (r) y += Math.max(DOWN_GAPY, ...members.map((c) => 16 + 16 * (into[c.id] || 0)));
       members.forEach((c, i) => { place[c.id] = { x: PAD + i * (W + DOWN_GAPX), y }; });
       y += H;
     });
@@ -281,6 +281,7 @@ function drawGraph(graph, rows, rates) {
   element.appendChild(defs);
   element.setAttribute("viewBox", `0 0 ${width} ${height}`);
   let lanes = 0;
+  const entries = {};  // lanes drawn into each box so far
   const drawn = [];  // [edge, its path], for the labels once every box is placed
   for (const e of graph.edges) {
     const a = place[e.from], b = place[e.to];
@@ -297,7 +298,10 @@ function drawGraph(graph, rows, rates) {
         const lane = Math.max(a.x, b.x) + W + 8 + 6 * (lanes++ % 4);
         late = true;
         const y1 = a.y + H / 2;
-        path = `M${a.x + W},${y1} L${lane},${y1} L${lane},${y2 - 8} L${x2 + 4},${y2 - 8} L${x2},${y2}`;
+        // each lane into a box comes in at a height of its own: its label, on that last
+        // stretch, is on its own line
+        const entry = y2 - 8 - 16 * (entries[e.to] = (entries[e.to] ?? -1) + 1);
+        path = `M${a.x + W},${y1} L${lane},${y1} L${lane},${entry} L${x2 + 4},${entry} L${x2},${y2}`;
       }
     } else if (skipping.includes(e)) {
       const x1 = a.x + W, y1 = a.y + H / 2, x2 = b.x, y2 = b.y + H / 2;
@@ -361,7 +365,8 @@ function placeLabels(element, drawn, boxes, width, room) {
   const overlaps = (r, t) => r.x < t.x + t.width && t.x < r.x + r.width && r.y < t.y + t.height && t.y < r.y + r.height;
   const crossed = (r) => points.some((q) => q.x > r.x && q.x < r.x + r.width && q.y > r.y && q.y < r.y + r.height);
   let right = width;
-  for (const [e, edge, late] of drawn) {
+  // a lane's label has one good spot, on its own last stretch: those go first
+  for (const [e, edge, late] of [...drawn.filter((d) => d[2]), ...drawn.filter((d) => !d[2])]) {
     const label = svg("text", { class: "edge-label" }, e.label);
     element.appendChild(label);
     const length = edge.getTotalLength();
