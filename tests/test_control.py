@@ -371,30 +371,8 @@ def test_list_deactivate_activate_and_kill_from_the_command_line(run_dir, token,
         # the first line is the token (issue 65, defect 8: a second line broke every verb)
         (tmp_path / "token").write_text("kept-out-of-ps\nwhat the user noted beside it\n")
         env["SPARKSTORM_UI_TOKEN_FILE"] = str(tmp_path / "token")
-    driver = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "sparkstorm.cli",
-            "run",
-            "tests/cli_topologies.py:steady",
-            "--engine",
-            "local",
-            "--quiet",
-            "--name",
-            "numbers-job",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    driver = _registered_run("steady", "numbers-job", env)
     try:
-        deadline = time.monotonic() + 30
-        while "numbers-job" not in sparkstorm("list").stdout:
-            assert driver.poll() is None and time.monotonic() < deadline, "it never registered"
-            time.sleep(0.2)
         listing = sparkstorm("list").stdout
         assert "ACTIVE" in listing and "local" in listing and "http://127.0.0.1:" in listing
         url = registry.lookup("numbers-job")["url"]
@@ -532,6 +510,21 @@ def test_a_stop_exits_by_what_failed_for_good_not_by_when_it_came(
     """
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SPARKSTORM_RUN_DIR": str(run_dir)}
     name = f"stop-{uuid.uuid4().hex[:6]}"
+    driver = _registered_run(topology, name, env)
+    try:
+        time.sleep(after)
+        assert sparkstorm("kill", name, "--wait", "1").returncode == 0
+        output, _ = driver.communicate(timeout=60)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    assert driver.returncode == code, output
+    assert says in output, output
+
+
+def _registered_run(topology: str, name: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    """``sparkstorm run`` of a ``tests/cli_topologies.py`` topology on the local engine,
+    once it is registered (``sparkstorm list`` shows it); its output is piped."""
     command = [sys.executable, "-m", "sparkstorm.cli", "run", f"tests/cli_topologies.py:{topology}"]
     driver = subprocess.Popen(
         [*command, "--engine", "local", "--quiet", "--name", name],
@@ -541,16 +534,12 @@ def test_a_stop_exits_by_what_failed_for_good_not_by_when_it_came(
         stderr=subprocess.STDOUT,
         text=True,
     )
-    try:
-        deadline = time.monotonic() + 30
-        while name not in sparkstorm("list").stdout:
-            assert driver.poll() is None and time.monotonic() < deadline, "it never registered"
-            time.sleep(0.1)
-        time.sleep(after)
-        assert sparkstorm("kill", name, "--wait", "1").returncode == 0
-        output, _ = driver.communicate(timeout=60)
-    finally:
-        if driver.poll() is None:
+    deadline = time.monotonic() + 30
+    while name not in sparkstorm("list").stdout:
+        if driver.poll() is not None or time.monotonic() >= deadline:
             driver.kill()
-    assert driver.returncode == code, output
-    assert says in output, output
+            output, _ = driver.communicate(timeout=30)
+            msg = f"{name} never registered: {output[-2000:]}"
+            raise AssertionError(msg)
+        time.sleep(0.1)
+    return driver

@@ -6,7 +6,7 @@ import json
 import pickle
 from typing import Any
 
-from sparkstorm.state.signing import Place, Signer, UnsignedState
+from sparkstorm.state.signing import Place, Signer
 
 
 class Codec:
@@ -36,12 +36,4 @@ class Codec:
         """``data`` as an earlier sparkstorm stored it: a pickle once its old MAC matched."""
         if self.json:
             return json.loads(data)
-        payload = self.signer.verify_older(data)
-        if payload is None:
-            msg = (
-                f"{where} is not signed with this deployment's state secret (as an earlier "
-                "sparkstorm signed), so it was not loaded or signed again: set "
-                "SPARKSTORM_STATE_SECRET to the secret it was written with, or delete it"
-            )
-            raise UnsignedState(msg)
-        return pickle.loads(payload)
+        return pickle.loads(self.signer.verify_older(data, where))

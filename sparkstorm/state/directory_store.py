@@ -196,15 +196,7 @@ class DirectoryStore:
             if name.startswith("COMMITTED-") and data.startswith(b"{"):
                 payload = data
             elif data.startswith(OLDER_MAGIC):
-                older = self.signer.verify_older(data)
-                if older is None:
-                    msg = (
-                        f"state file {info.path} is not signed with this deployment's state "
-                        "secret, so it was not signed again: set SPARKSTORM_STATE_SECRET to "
-                        "the secret it was written with, or delete it"
-                    )
-                    raise UnsignedState(msg)
-                payload = older
+                payload = self.signer.verify_older(data, f"state file {info.path}")
             else:
                 continue
             self._delete(info.path)  # HDFS's rename never replaces a file

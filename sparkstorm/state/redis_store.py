@@ -258,13 +258,12 @@ class RedisStore:
                 pipe.hmget(key, changed)
             record_raw, *olds = pipe.execute()
         folded, tags = self._task_record(record_raw, key)
-        if folded < txid:  # else folded already (a call sent again): only the cleaning
-            for field, old in zip(changed, olds[0] if olds else [], strict=True):
-                if old is not None:
-                    tags = xor(tags, self._tag(key, field, old))
-            tags = xor(tags, self._tags(key, puts))
         with self.client.pipeline(transaction=True) as pipe:
-            if folded < txid:
+            if folded < txid:  # else folded already (a call sent again): only the cleaning
+                for field, old in zip(changed, olds[0] if olds else [], strict=True):
+                    if old is not None:
+                        tags = xor(tags, self._tag(key, field, old))
+                tags = xor(tags, self._tags(key, puts))
                 if puts:
                     pipe.hset(key, mapping=puts)
                 if deletes:
@@ -296,9 +295,10 @@ class RedisStore:
             }
             for staged in sorted(int(t) for t in self.client.smembers(f"{key}:staged")):
                 raw = self.client.hgetall(f"{key}:staged:{staged}")
+                at = f"Redis hash {key}:staged:{staged}"
                 changes = {
-                    self.codec.loads_older(k, where): (
-                        DELETED if v == self._TOMBSTONE else self.codec.loads_older(v, where)
+                    self.codec.loads_older(k, at): (
+                        DELETED if v == self._TOMBSTONE else self.codec.loads_older(v, at)
                     )
                     for k, v in raw.items()
                 }

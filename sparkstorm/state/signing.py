@@ -197,7 +197,7 @@ class Signer:
         """
         start = len(MAGIC) + MAC_BYTES
         payload = bytes(data[start:])
-        if data[: len(MAGIC)] == OLDER_MAGIC and self.verify_older(data) is not None:
+        if self._older_payload(data) is not None:
             raise older_state(where, topology)
         if not (
             data[: len(MAGIC)] == MAGIC
@@ -213,13 +213,26 @@ class Signer:
             raise UnsignedState(msg)
         return payload
 
-    def verify_older(self, data: bytes) -> bytes | None:
-        """The payload of a value an earlier sparkstorm signed with this secret, or None."""
+    def verify_older(self, data: bytes, where: str) -> bytes:
+        """The payload of a value an earlier sparkstorm signed with this secret.
+
+        :class:`UnsignedState` naming ``where`` if that secret did not sign it: it is
+        neither loaded nor signed again.
+        """
+        payload = self._older_payload(data)
+        if payload is None:
+            msg = (
+                f"{where} is not signed with this deployment's state secret (as an earlier "
+                "sparkstorm signed), so it was not loaded or signed again: set "
+                "SPARKSTORM_STATE_SECRET to the secret it was written with, or delete it"
+            )
+            raise UnsignedState(msg)
+        return payload
+
+    def _older_payload(self, data: bytes) -> bytes | None:
         start = len(OLDER_MAGIC) + MAC_BYTES
+        if data[: len(OLDER_MAGIC)] != OLDER_MAGIC:
+            return None
         payload = bytes(data[start:])
         mac = hmac.digest(self._key, payload, hashlib.sha256)
-        if data[: len(OLDER_MAGIC)] == OLDER_MAGIC and hmac.compare_digest(
-            bytes(data[len(OLDER_MAGIC) : start]), mac
-        ):
-            return payload
-        return None
+        return payload if hmac.compare_digest(bytes(data[len(OLDER_MAGIC) : start]), mac) else None

@@ -358,7 +358,7 @@ const SPOTS = [[0, -5, "middle"], [0, 14, "middle"], [6, 4, "start"], [-6, 4, "e
 function placeLabels(element, drawn, boxes, width, room) {
   const taken = [...boxes];
   const points = [];  // the lines, as points every 3 px
-  for (const [, edge] of drawn.length ? element.querySelectorAll(".edge").entries() : []) {
+  for (const edge of drawn.length ? element.querySelectorAll(".edge") : []) {
     const length = edge.getTotalLength();
     for (let at = 0; at <= length; at += 3) points.push(edge.getPointAtLength(at));
   }
