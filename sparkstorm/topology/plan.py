@@ -11,6 +11,8 @@ import math
 from dataclasses import replace
 from typing import Any
 
+import cloudpickle
+
 from sparkstorm.config import (
     SPARKSTORM_CAPTURE,
     SPARKSTORM_SUPERSTEP_HOPS,
@@ -102,6 +104,27 @@ class Plan:
         plan.deal(self.workers)
         return plan
 
+    def for_worker(self, worker: int) -> Plan:
+        """The plan as continuous worker ``worker`` needs it.
+
+        Whole objects only for the components it runs tasks of, each other one as an
+        empty instance of its class. A worker routes to every component but runs only
+        its own: the others' objects (a spout may hold a whole data set) would cross the
+        network and be unpickled for nothing. What a worker checks of a component it
+        does not run is its kind (``is_columnar``, ``is_stateful``), which an empty
+        instance keeps. A class whose empty instance does not pickle (its own
+        ``__getstate__`` or ``__reduce__``) is shipped whole.
+        """
+        runs = {self.task_component[t] for t, w in self.worker_of.items() if w == worker}
+        specs = {
+            cid: spec if cid in runs else replace(spec, obj=_kind_of(spec.obj))
+            for cid, spec in self.components.items()
+        }
+        plan = copy.copy(self)
+        plan.topology = Topology(specs)
+        plan.components = specs
+        return plan
+
     def component_tasks(self, component_id: str) -> list[int]:
         """The task ids of ``component_id``, ascending."""
         return self._tasks[component_id]
@@ -151,3 +174,17 @@ class _DriverSpout(Spout):
         """Never called: spouts run on the driver."""
         msg = "a spout ran outside the driver"
         raise RuntimeError(msg)
+
+
+def _kind_of(obj: Any) -> Any:
+    """An empty instance of ``obj``'s class (``__init__`` not called).
+
+    ``obj`` itself if such an instance cannot be made or pickled as an empty one.
+    """
+    cls: Any = type(obj)
+    try:
+        empty = cls.__new__(cls)
+        cloudpickle.dumps(empty)  # its class and no state: small, and a check it travels
+    except Exception:  # any failure: the whole object travels, as before
+        return obj
+    return empty

@@ -139,6 +139,19 @@ def place(plan: Plan, workers: int, executors: dict[str, int] | None = None) -> 
         first += within
 
 
+def _pickled_for_workers(plan: Plan) -> list[bytes]:
+    """The plan pickled for each worker (:meth:`Plan.for_worker`).
+
+    Each component is whole only where it runs; one that cannot be pickled is named.
+    """
+    try:
+        return [dumps(plan.for_worker(worker)) for worker in range(plan.workers)]
+    except Exception:
+        for cid, spec in plan.components.items():  # the one that cannot travel, named
+            copy_component(spec.obj, cid)
+        raise
+
+
 def run_worker(setup: WorkerSetup, index: int, host: str, log_ring: LogRing | None = None) -> None:
     """The body of one worker: bind, say hello, connect to the peers, prepare, loop, close.
 
@@ -232,8 +245,8 @@ class ContinuousEngine:
         self.launcher, self.host, self.workers = launcher, host, workers
         self._context: zmq.Context[Any] | None = None
         self._router: Any = None
-        self._plan_bytes = b""
-        """The plan as the workers ask for it (:data:`PLAN`), pickled at each start."""
+        self._plan_bytes: list[bytes] = []
+        """The plan as each worker asks for it (:data:`PLAN`), pickled at each start."""
         self._identities: dict[int, bytes] = {}
         self.pids: dict[int, int] = {}
         """Worker -> the process id it runs in (its hello says)."""
@@ -286,11 +299,10 @@ class ContinuousEngine:
         replays: Sources | None = None,
     ) -> None:
         """Place the tasks, launch the workers, and wait until every one has said hello."""
-        for cid, spec in plan.components.items():  # one that cannot travel, named now
-            copy_component(spec.obj, cid)
         place(plan, self.workers)
         self.workers = plan.workers
         self._plan = plan
+        self._plan_bytes = _pickled_for_workers(plan)
         self._context = zmq.Context()
         keys = RunKeys.new()
         self._gate = Gate(self._context, keys)
@@ -299,7 +311,6 @@ class ContinuousEngine:
         keys.serve(self._router)
         port = self._router.bind_to_random_port(f"tcp://{self.host}")
         control = f"tcp://{self.host}:{port}"
-        self._plan_bytes = dumps(plan)
         self._setup = WorkerSetup(
             seed,
             epoch,
@@ -341,7 +352,7 @@ class ContinuousEngine:
         self._stop_survivors()
         place(self._plan, workers, executors)
         self.workers = self._plan.workers
-        self._plan_bytes = dumps(self._plan)
+        self._plan_bytes = _pickled_for_workers(self._plan)
         self._setup = replace(
             self._setup,
             workers=self.workers,
@@ -443,7 +454,8 @@ class ContinuousEngine:
                 self._addresses[message[1]] = message[4]
             elif isinstance(message, tuple) and message[0] == PLAN:
                 current = message[2] == self._setup.attempt
-                self._router.send_multipart([identity, self._plan_bytes if current else b""])
+                plan = self._plan_bytes[message[1]] if current else b""
+                self._router.send_multipart([identity, plan])
             elif isinstance(message, tuple) and message[0] == BLOCKED:
                 self._on_blocked(*message[1:])
             elif isinstance(message, WorkerReport):

@@ -3,9 +3,11 @@ import pickle
 import cloudpickle
 
 from examples.word_count import build, generated_sentences
-from sparkstorm import Fields
+from sparkstorm import Fields, TopologyBuilder
 from sparkstorm.config import resolve
+from sparkstorm.testing import FeederSpout
 from sparkstorm.topology.plan import Plan
+from tests.scenarios.bolts import Identity
 
 
 def test_the_executors_plan_leaves_the_spouts_data_on_the_driver():
@@ -102,3 +104,42 @@ def test_topology_tasks_and_max_task_parallelism_set_task_counts_as_in_storm():
     bad.set_bolt("b", Ack()).add_configuration("topology.tasks", 0).shuffle_grouping("in")
     with pytest.raises(InvalidTopologyError, match=r"component 'b': topology.tasks"):
         bad.create_topology()
+
+
+class _RefusesEmptyCopies(Identity):
+    """A bolt whose own ``__getstate__`` needs what ``__init__`` set."""
+
+    def __getstate__(self) -> dict[str, object]:
+        return {"fields": self.fields}
+
+
+def test_a_continuous_worker_gets_whole_only_the_components_it_runs():
+    from examples.arrow_word_count import topology
+    from sparkstorm.engines.continuous.driver import place
+    from sparkstorm.topology.columnar import is_columnar
+
+    arrow_topology, conf = topology(generated_sentences(20_000))
+    plan = Plan(arrow_topology, resolve(conf))
+    place(plan, 2)
+    spout_worker = plan.worker_of[plan.component_tasks("sentences")[0]]
+    other = plan.for_worker(1 - spout_worker)
+    own = plan.for_worker(spout_worker)
+    assert own.components["sentences"].obj is plan.components["sentences"].obj
+    assert not hasattr(other.components["sentences"].obj, "text")  # the data stays home
+    assert is_columnar(other.components["sentences"].obj)  # its kind travels
+    assert other.topology.components is other.components
+    assert len(cloudpickle.dumps(other)) < len(cloudpickle.dumps(plan)) / 20
+    assert pickle.loads(cloudpickle.dumps(other)).worker_of == plan.worker_of
+
+
+def test_a_component_whose_empty_copy_cannot_pickle_travels_whole():
+    from sparkstorm.engines.continuous.driver import place
+
+    builder = TopologyBuilder()
+    builder.set_spout("in", FeederSpout(Fields("num")))
+    builder.set_bolt("a", _RefusesEmptyCopies(), 1).shuffle_grouping("in")
+    builder.set_bolt("b", Identity(), 1).shuffle_grouping("a")
+    plan = Plan(builder.create_topology(), resolve({}))
+    place(plan, 2)
+    not_running = 1 - plan.worker_of[plan.component_tasks("a")[0]]
+    assert plan.for_worker(not_running).components["a"].obj is plan.components["a"].obj
