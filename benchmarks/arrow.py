@@ -12,6 +12,8 @@ work, then ``--rounds`` timed ones (the table gives their median):
   to its sentence, a pyarrow count; each sentence one message, acked once its words are
   counted) on the continuous mode and on the local engine, and on the continuous mode
   with no acker (nothing tracked: what the engine costs without Storm's reliability);
+  and on the continuous mode with the spout a user writes first, which holds the
+  sentences as a Python list and makes each batch's Arrow array as it emits it;
 - the fastest PySpark a Spark user would write for it: ``createDataFrame`` of the
   sentences, the same pyarrow split in ``mapInArrow``, ``groupBy().count()`` in the JVM,
   no ``repartition``, nothing tracked;
@@ -19,8 +21,14 @@ work, then ``--rounds`` timed ones (the table gives their median):
 - the one-process columnar floor: the split and pyarrow value counts over 4,096-row
   batches in a plain loop, no engine, no acking, one core.
 
-Spark's session start-up, and a topology's start-up, are apart. Throughput counts
-sentences split plus words counted. Peak RSS is the row's whole process tree (its Python
+Each row is timed twice: **the whole job**, as a user times it (for the engine rows,
+from building the topology, whose spout takes the sentences, to ``run`` returning: the
+topology's start-up, its run, and the idle grace and the stop after it; for PySpark,
+from ``createDataFrame`` to ``collect`` returning), and at its **steady rate** (the
+engine rows over ``RunResult.elapsed_secs``; Structured Streaming after its first
+micro-batch), labelled as such. Spark's session start-up is apart on both sides (one
+session, shared as a Spark user shares it). Throughput counts sentences split plus
+words counted. Peak RSS is the row's whole process tree (its Python
 process, Spark's JVM, the Python workers), sampled every 0.2 s from start to end.
 
 The latency line: the continuous mode offered ``--rate`` rows a second for ``--secs``
@@ -44,12 +52,22 @@ from examples import arrow_word_count
 
 ROWS = {
     "continuous": "arrow, continuous",
+    "list": "arrow, continuous, spout holds a list",
     "untracked": "arrow, continuous, nothing tracked",
     "local": "arrow, local engine",
     "pyspark": "PySpark (pyarrow split, JVM count)",
     "streaming": "Structured Streaming (same split)",
     "floor": "columnar floor (1 process, no engine)",
 }
+
+
+PHASES = {
+    "built": "building the topology",
+    "startup": "start-up",
+    "elapsed": "the run",
+    "after": "after it (the idle grace, the stop)",
+}
+"""An engine row's whole job, part by part (seconds, medians)."""
 
 
 def in_own_process(*args: str) -> tuple[list[dict[str, float]], int]:
@@ -70,18 +88,31 @@ def table(count: int, warm: int, rounds: int) -> list[str]:
     for row in ROWS:
         runs[row] = in_own_process(row, str(count), str(warm), str(rounds))
         print(f"{count:,} {row}: {[round(r['tps']) for r in runs[row][0]]}", flush=True)
-    median = {row: statistics.median(r["tps"] for r in timed) for row, (timed, _) in runs.items()}
+
+    def median_of(key: str) -> dict[str, float]:
+        return {row: statistics.median(r[key] for r in timed) for row, (timed, _) in runs.items()}
+
+    median, whole = median_of("tps"), median_of("whole")
     base, ss, floor = median["pyspark"], median["streaming"], median["floor"]
     lines = [
         f"{count:,} sentences x 8 words; each row in its own process, {warm} warm rounds "
         f"then {rounds} timed (median)",
-        f"{'row':<40}{'tuples/s':>12}{'x PySpark':>11}{'x SS':>7}{'x floor':>9}{'RSS MiB':>9}",
+        f"{'':<40}{'the whole job':>23}{'steady rate (labelled)':>32}",
+        f"{'row':<40}{'tuples/s':>12}{'x PySpark':>11}{'tuples/s':>12}{'x PySpark':>11}"
+        f"{'x SS':>7}{'x floor':>9}{'RSS MiB':>9}",
     ]
     for row, label in ROWS.items():
         tps, peak = median[row], runs[row][1]
         lines.append(
-            f"{label:<40}{tps:>12,.0f}{tps / base:11.2f}{tps / ss:7.2f}{tps / floor:9.2f}"
+            f"{label:<40}{whole[row]:>12,.0f}{whole[row] / whole['pyspark']:11.2f}"
+            f"{tps:>12,.0f}{tps / base:11.2f}{tps / ss:7.2f}{tps / floor:9.2f}"
             f"{peak / 2**20:9,.0f}"
+        )
+    for row in ("continuous", "list", "local"):
+        parts = {key: statistics.median(r[key] for r in runs[row][0]) for key in PHASES}
+        lines.append(
+            f"{ROWS[row]}: the whole job {sum(parts.values()):.2f} s = "
+            + ", ".join(f"{PHASES[key]} {secs:.2f}" for key, secs in parts.items())
         )
     p99 = statistics.median(r["p99"] for r in runs["continuous"][0])
     lines.append(

@@ -118,10 +118,12 @@ class Count(ArrowBolt):
         declarer.declare(Fields("word", "count"))
 
 
-def topology(sentences: list[str] | None = None):
-    """What ``sparkstorm run`` runs: 200,000 sentences of 8 words, each a message."""
+def topology(sentences: list[str] | None = None, spout=None):
+    """What ``sparkstorm run`` runs: 200,000 sentences of 8 words, each a message
+    (``spout``: a class to hold them instead of ``SentenceBatches``)."""
     builder = TopologyBuilder()
-    builder.set_spout("sentences", SentenceBatches(sentences or generated_sentences(200_000)))
+    sentences = sentences or generated_sentences(200_000)
+    builder.set_spout("sentences", (spout or SentenceBatches)(sentences))
     builder.set_bolt("split", Split(), 2).shuffle_grouping("sentences")
     builder.set_bolt("count", Count(), 2).fields_grouping("split", Fields("word"))
     conf = Config()

@@ -177,3 +177,15 @@ def test_the_tuple_api_rows_count_every_tuple_and_settle_every_tree():
     assert inline_acking(sentences)["whole"] > 0  # asserts every tree came back to zero
     local = sparkstorm_run(sentences, "local", None)  # asserts every sentence acked
     assert local["whole"] >= local["elapsed"] > 0
+
+
+def test_the_arrow_rows_time_the_whole_job_in_parts_with_either_spout():
+    from benchmarks.arrow_side import SentenceList, engine_row
+    from examples.word_count import generated_sentences
+
+    sentences = generated_sentences(3_000)
+    for spout in (None, SentenceList):
+        run = engine_row("local", spout=spout)(None, sentences)  # asserts every one acked
+        parts = run["built"] + run["startup"] + run["elapsed"] + run["after"]
+        assert run["whole"] == pytest.approx(9 * len(sentences) / parts)
+        assert run["tps"] > run["whole"] > 0 and run["after"] > 0

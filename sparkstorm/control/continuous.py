@@ -124,6 +124,9 @@ class ContinuousRuntime:
         reports (it took them on: a replay acked there settles a message)."""
         self.reports: dict[int, WorkerReport] = {}
         """Each worker's newest report."""
+        self._dry_at: dict[int, float | None] = {}
+        """Per worker, since when (the driver's monotonic clock) its spouts have been dry
+        by its newest report, None while one is not (see :meth:`spouts_dry_since`)."""
         self._before: dict[int, dict[str, int]] = {}
         """Per worker index, the counts of its earlier lives (a restart starts them at 0)."""
         self._launched = 0.0
@@ -405,6 +408,8 @@ class ContinuousRuntime:
             if kept is None or progress(stats) >= progress(kept):  # never an older report's
                 self.latest_stats[stats.task] = stats
         self.reports[report.worker] = report
+        dry = report.dry_secs  # read on arrival: later than the worker's, never earlier
+        self._dry_at[report.worker] = None if dry is None else time.monotonic() - dry
         if report.usage is not None:
             self._mark_usage(report.worker, report.usage)
         if report.stacks is not None:
@@ -495,6 +500,16 @@ class ContinuousRuntime:
         what they hold cannot go out before those end; an until-idle run waits for it.
         """
         return next(filter(None, (r.holding for r in self.reports.values())), None)
+
+    def spouts_dry_since(self) -> float | None:
+        """Since when (monotonic) every spout has been dry, as last reported; else None.
+
+        See :meth:`SpoutTask.dry_since`: an until-idle run's grace counts from here.
+        """
+        if self.restarting or len(self.reports) < self.engine.workers:
+            return None
+        since = [t for worker in self.reports if (t := self._dry_at.get(worker)) is not None]
+        return max(since) if len(since) == len(self.reports) else None
 
     def idle(self) -> bool:
         """No tuple waiting or moving anywhere, and the spouts emit nothing.

@@ -265,6 +265,7 @@ def _loop(
     next_report = time.monotonic() + progress_secs
     grace = runtime.conf[SPARKSTORM_IDLE_GRACE_SECS]
     quiet_since: float | None = None
+    asked_since = time.monotonic()  # the spouts have been asked for tuples since then
     next_publish = 0.0
     while not stop.is_set():
         runtime.step()
@@ -275,18 +276,24 @@ def _loop(
                 next_publish = time.monotonic() + PUBLISH_SECS
         # a topology deactivated on purpose waits to be activated: it is not finished; nor
         # is one whose spouts a checkpoint's drain holds back (workers just started again)
+        asking = runtime.active and not runtime.checkpoints.pausing
+        holding = runtime.holding()
+        if not asking or holding is not None:
+            asked_since = time.monotonic()
         if (
             until_idle
-            and runtime.active
-            and not runtime.checkpoints.pausing
+            and asking
             and runtime.idle()
             and not runtime.pending_count()
-            and runtime.holding() is None
+            and holding is None
         ):
-            quiet_since = time.monotonic() if quiet_since is None else quiet_since
-            if time.monotonic() - quiet_since >= grace:
+            now = time.monotonic()
+            quiet_since = now if quiet_since is None else quiet_since
+            # the grace runs from when the spouts ran dry, during the last trees too
+            dry = runtime.spouts_dry_since()
+            if now - max(quiet_since if dry is None else dry, asked_since) >= grace:
                 stop.why = f"finished: idle for {grace:g} s, every message had its outcome"
-                return time.monotonic() - quiet_since  # nothing in flight or pending, quiet
+                return now - quiet_since  # nothing in flight or pending, quiet
         else:
             quiet_since = None
         if duration is not None and runtime.now() >= duration:

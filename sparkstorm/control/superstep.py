@@ -184,6 +184,14 @@ class TopologyRuntime:
         """
         return next(filter(None, (s.holding() for s in self.spouts.values())), None)
 
+    def spouts_dry_since(self) -> float | None:
+        """Since when (monotonic) every spout has been dry, or None while one is not.
+
+        See :meth:`SpoutTask.dry_since`: an until-idle run's grace counts from here.
+        """
+        since = [t for spout in self.spouts.values() if (t := spout.dry_since()) is not None]
+        return max(since) if since and len(since) == len(self.spouts) else None
+
     def spout_stats(self) -> list[TaskStats]:
         """The spout tasks' statistics (their complete latencies feed the history)."""
         return [spout.stats for spout in self.spouts.values()]

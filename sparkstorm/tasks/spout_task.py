@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import time
 from collections import Counter
 from collections.abc import Callable
 from operator import itemgetter
@@ -115,6 +116,10 @@ class SpoutTask:
         """Message ids whose last outcome is a failure, with its kind (see :meth:`_settled`)."""
         self._replay_pending: set[Any] = set()
         """Those of ``_failed_last`` the spout may still replay: it has not run dry since."""
+        self._dry: tuple[float, int] | None = None
+        """When ``next_tuple`` began to emit nothing (monotonic), and the emits then."""
+        self._asked_since_outcome = False
+        """Whether it ran dry on a call made after its last ack or fail."""
         self.begin(-1, 0.0)  # ids for emits made before the first superstep (in open)
 
     # -- called by the collector -------------------------------------------------------
@@ -237,8 +242,7 @@ class SpoutTask:
                 break
             if collector.emitted == before:
                 if not self._skipped:
-                    if self._replay_pending and self.holding() is None:
-                        self._gave_up()
+                    self._ran_dry()
                     break
                 self._skipped = False  # it acked a committed message: go on
         else:
@@ -248,9 +252,38 @@ class SpoutTask:
         self.stats.batches_out = collector.batches
         return collector.emitted - start + self.stats.skipped_committed - skipped
 
+    def _ran_dry(self) -> None:
+        """``next_tuple`` emitted nothing: the spout is dry, unless it holds work back."""
+        if self.holding() is not None:
+            self._dry = None
+            return
+        if self._replay_pending:
+            self._gave_up()
+        emitted = self.collector.emitted
+        if self._dry is None or self._dry[1] != emitted:
+            self._dry = (time.monotonic(), emitted)
+        self._asked_since_outcome = True
+
+    def dry_since(self) -> float | None:
+        """Since when (monotonic) the spout has been dry, or None if it is not now.
+
+        Dry: ``next_tuple`` has emitted nothing since then (nor ``ack``/``fail``), the
+        spout holds nothing back, and it was asked again after its last outcome. The last
+        part matters for a spout that waits for its own messages' outcomes before
+        emitting more (Trident's coordinator between batches): its calls during a long
+        tree emit nothing, yet the tree's end may let it go on. An until-idle run ends
+        once every spout has been dry for ``sparkstorm.idle.grace.secs``, counted from
+        here, so that the grace runs while the last trees complete, not after them.
+        """
+        dry = self._dry
+        if dry is None or not self._asked_since_outcome or dry[1] != self.collector.emitted:
+            return None
+        return dry[0]
+
     def on_outcome(self, tup: Tuple, now: float) -> None:
         """Apply the acker's acks, fails or resets (one stream, many roots) in order."""
         self.now = now
+        self._asked_since_outcome = False
         roots, details = tup.values
         stream, pending = tup.source_stream, self.pending
         if stream == ACKER_ACK_STREAM_ID and self.columnar and self.hooks is None:
@@ -319,6 +352,7 @@ class SpoutTask:
         (an executor died) rolls back, and would fail trees whose effect is committed.
         """
         sealed, self.sealed, pending = self.sealed, set(), self.pending
+        self._asked_since_outcome = False
         for root in sealed:
             entry = pending.remove(root)
             if entry is not None:
@@ -469,6 +503,7 @@ class SpoutTask:
         stream: str | None = None,
         emitted_at: float | None = None,
     ) -> None:
+        self._asked_since_outcome = False
         self.stats.failed += 1
         if stream is not None:
             self._outcomes_of(stream)[1] += 1

@@ -103,6 +103,7 @@ def test_no_counter_shown_is_negative_nor_above_what_was_emitted(steps, order):
     runtime = SimpleNamespace(
         latest_stats={},
         reports={},
+        _dry_at={},
         _failure=None,
         restarting=False,
         _before={},

@@ -26,6 +26,7 @@ tuple emitted after it), then ``commit``, and resumes.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import pickle
 import platform
@@ -191,6 +192,9 @@ class WorkerReport:
     hold cannot go out before it ends and must not count as work in flight there; an
     until-idle run waits for it.
     """
+    dry_secs: float | None = math.inf
+    """How long every spout here has been dry (``SpoutTask.dry_since``), None while one
+    is not; infinite where no spout runs."""
 
 
 @dataclass
@@ -707,6 +711,7 @@ class Worker:
             self._cpu_text,
             self.log_ring.take() if self.log_ring is not None else [],
             next(filter(None, (s.holding() for s in self.spouts.values())), None),
+            self._dry_secs(),
         )
         self._probe, self._sealed, self._stacks, self._cpu_text = -1, None, None, None
         self.control.send(pickle.dumps(report, protocol=5))
@@ -715,6 +720,13 @@ class Worker:
         for spout in self.spouts.values():
             if spout.stats.complete_latencies:
                 spout.stats.fold()
+
+    def _dry_secs(self) -> float | None:
+        """How long every spout here has been dry, None while one is not (see the report)."""
+        since = [t for spout in self.spouts.values() if (t := spout.dry_since()) is not None]
+        if len(since) < len(self.spouts):
+            return None
+        return time.monotonic() - max(since) if since else math.inf
 
     def _shut_down(self) -> None:
         """Fail what is still pending (``shutdown``), close the spouts, clean the bolts up."""

@@ -23,6 +23,7 @@ def runtime(restarting: bool) -> SimpleNamespace:
     return SimpleNamespace(
         latest_stats={},
         reports={},
+        _dry_at={},
         _failure=None,
         restarting=restarting,
         _before={},
