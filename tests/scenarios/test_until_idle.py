@@ -76,7 +76,7 @@ def test_a_spout_waiting_for_its_outcomes_is_asked_again_before_the_run_ends(mod
     """Each tree takes twice the grace while the spout's calls emit nothing: taken for
     dry from those calls, the run would end after the first number."""
     spark = request.getfixturevalue("spark") if mode != "local" else None
-    result = run_on(mode, *topology(OneAtATime(2), 0.6, grace=0.3), spark)
+    result = run_on(mode, *topology(OneAtATime(2), 0.4, grace=0.2), spark)
     assert result.stats["numbers"]["acked"] == 2, result.stats["numbers"]
     assert result.stats["numbers"]["failed"] == 0
 
@@ -84,7 +84,7 @@ def test_a_spout_waiting_for_its_outcomes_is_asked_again_before_the_run_ends(mod
 def test_the_grace_runs_while_the_last_trees_complete(mode, request):
     """A spout dry once it emitted its one number, whose tree takes twice the grace: the
     run ends about when the tree does, not a grace after it."""
-    grace = 0.8
+    grace = 0.5
     spark = request.getfixturevalue("spark") if mode != "local" else None
     started = time.monotonic()
     result = run_on(mode, *topology(OneAtATime(1), 2 * grace, grace), spark)
