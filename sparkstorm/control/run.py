@@ -276,26 +276,19 @@ def _loop(
                 next_publish = time.monotonic() + PUBLISH_SECS
         # a topology deactivated on purpose waits to be activated: it is not finished; nor
         # is one whose spouts a checkpoint's drain holds back (workers just started again)
-        asking = runtime.active and not runtime.checkpoints.pausing
-        holding = runtime.holding()
-        if not asking or holding is not None:
-            asked_since = time.monotonic()
-        if (
-            until_idle
-            and asking
-            and runtime.idle()
-            and not runtime.pending_count()
-            and holding is None
-        ):
+        if until_idle:
             now = time.monotonic()
-            quiet_since = now if quiet_since is None else quiet_since
-            # the grace runs from when the spouts ran dry, during the last trees too
-            dry = runtime.spouts_dry_since()
-            if now - max(quiet_since if dry is None else dry, asked_since) >= grace:
-                stop.why = f"finished: idle for {grace:g} s, every message had its outcome"
-                return now - quiet_since  # nothing in flight or pending, quiet
-        else:
-            quiet_since = None
+            if not runtime.active or runtime.checkpoints.pausing or runtime.holding():
+                asked_since, quiet_since = now, None  # the spouts are not being asked
+            elif runtime.idle() and not runtime.pending_count():
+                quiet_since = now if quiet_since is None else quiet_since
+                # the grace runs from when the spouts ran dry, during the last trees too
+                dry = runtime.spouts_dry_since()
+                if now - max(quiet_since if dry is None else dry, asked_since) >= grace:
+                    stop.why = f"finished: idle for {grace:g} s, every message had its outcome"
+                    return now - quiet_since  # nothing in flight or pending, quiet
+            else:
+                quiet_since = None
         if duration is not None and runtime.now() >= duration:
             stop.why = f"finished: its duration ({duration:g} s) ran out"
             break

@@ -44,7 +44,7 @@ from sparkstorm.reliability.debug import apply_debug
 from sparkstorm.tasks.gc_tuning import fewer_collections
 from sparkstorm.tasks.metrics import TaskStats, by_component, by_task
 from sparkstorm.tasks.profile import Profile
-from sparkstorm.tasks.spout_task import SpoutTask
+from sparkstorm.tasks.spout_task import SpoutTask, all_dry_since
 from sparkstorm.tasks.ticks import due, tickers_for
 from sparkstorm.topology.builder import Topology
 from sparkstorm.topology.streams import SYSTEM_COMPONENT_ID
@@ -189,8 +189,7 @@ class TopologyRuntime:
 
         See :meth:`SpoutTask.dry_since`: an until-idle run's grace counts from here.
         """
-        since = [t for spout in self.spouts.values() if (t := spout.dry_since()) is not None]
-        return max(since) if since and len(since) == len(self.spouts) else None
+        return all_dry_since(self.spouts.values())
 
     def spout_stats(self) -> list[TaskStats]:
         """The spout tasks' statistics (their complete latencies feed the history)."""

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import inspect
 import itertools
+import math
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from operator import itemgetter
 from typing import Any
 
@@ -545,6 +546,17 @@ class SpoutTask:
         finally:
             self.calling = calling
         return True
+
+
+def all_dry_since(spouts: Collection[SpoutTask]) -> float | None:
+    """Since when every one of ``spouts`` has been dry, or None while one is not.
+
+    The latest of their :meth:`SpoutTask.dry_since`; ``-inf`` for no spouts.
+    """
+    since = [t for spout in spouts if (t := spout.dry_since()) is not None]
+    if len(since) < len(spouts):
+        return None
+    return max(since, default=-math.inf)
 
 
 def _travels(key: Any) -> bool:

@@ -57,7 +57,7 @@ from sparkstorm.tasks.log_levels import LogLevels
 from sparkstorm.tasks.log_ring import LogRing
 from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.process_usage import ProcessUsage, usage
-from sparkstorm.tasks.spout_task import Failures, SpoutTask
+from sparkstorm.tasks.spout_task import Failures, SpoutTask, all_dry_since
 from sparkstorm.tasks.stacks import thread_stacks
 from sparkstorm.tasks.task_runner import BoltTask
 from sparkstorm.tasks.task_state import snapshot
@@ -723,10 +723,8 @@ class Worker:
 
     def _dry_secs(self) -> float | None:
         """How long every spout here has been dry, None while one is not (see the report)."""
-        since = [t for spout in self.spouts.values() if (t := spout.dry_since()) is not None]
-        if len(since) < len(self.spouts):
-            return None
-        return time.monotonic() - max(since) if since else math.inf
+        since = all_dry_since(self.spouts.values())
+        return None if since is None else time.monotonic() - since
 
     def _shut_down(self) -> None:
         """Fail what is still pending (``shutdown``), close the spouts, clean the bolts up."""
