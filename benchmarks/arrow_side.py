@@ -86,6 +86,9 @@ class SentenceList(arrow_word_count.SentenceBatches):
     def __init__(self, sentences: list[str]) -> None:
         self.sentences = sentences
 
+    def is_exhausted(self) -> bool:
+        return not self.retry and self.next_row >= len(self.sentences)
+
     def next_batch(self) -> None:
         ids = [self.retry.popleft() for _ in range(min(BATCH_ROWS, len(self.retry)))]
         end = min(len(self.sentences), self.next_row + self.step * (BATCH_ROWS - len(ids)))

@@ -26,7 +26,7 @@ try:
     from examples.word_count import generated_sentences
 except ModuleNotFoundError:  # run as a file from any folder: its own folder is on the path
     from word_count import generated_sentences  # type: ignore[no-redef]
-from sparkstorm import Config, Fields, TopologyBuilder
+from sparkstorm import CompletableSpout, Config, Fields, TopologyBuilder
 from sparkstorm.arrow import ArrowBolt, ArrowSpout
 
 UNTIL_IDLE = True
@@ -36,7 +36,7 @@ BATCH_ROWS = 4096
 """Sentences a record batch holds."""
 
 
-class SentenceBatches(ArrowSpout):
+class SentenceBatches(ArrowSpout, CompletableSpout):
     """Emits its share of ``sentences`` in record batches, each row's index its msg id;
     a failed sentence is emitted again in a later batch.
 
@@ -63,6 +63,9 @@ class SentenceBatches(ArrowSpout):
         if ids:
             sentences = self.text.take(pa.array(ids, pa.int64()))
             self.collector.emit_batch(pa.record_batch([sentences], names=["sentence"]), ids)
+
+    def is_exhausted(self):  # every sentence emitted, none waiting to go again
+        return not self.retry and self.next_row >= len(self.text)
 
     def ack(self, msg_id):
         self.acked += 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from collections import deque
 
-from sparkstorm import BasicBolt, Bolt, Config, Fields, Spout, TopologyBuilder
+from sparkstorm import BasicBolt, Bolt, CompletableSpout, Config, Fields, Spout, TopologyBuilder
 
 UNTIL_IDLE = True
 """A finite job: ``sparkstorm run`` ends it once it is idle (a stream runs until stopped)."""
@@ -47,8 +47,12 @@ def generated_sentences(
     return [" ".join(rng.choices(vocab, k=words)) for _ in range(count)]
 
 
-class SentenceSpout(Spout):
-    """Emits each sentence once with its index as msg id; replays what fails."""
+class SentenceSpout(Spout, CompletableSpout):
+    """Emits each sentence once with its index as msg id; replays what fails.
+
+    A ``CompletableSpout``: it says when it has nothing left to emit, so the run ends
+    as soon as every sentence has its outcome.
+    """
 
     def __init__(self, sentences: list[str]):
         self.sentences = sentences
@@ -66,6 +70,9 @@ class SentenceSpout(Spout):
         if self.todo:
             i = self.todo.popleft()
             self.collector.emit([self.sentences[i]], msg_id=i)
+
+    def is_exhausted(self):  # every sentence out, none failed and waiting to go again
+        return not self.todo
 
     def ack(self, msg_id):
         self.acked += 1

@@ -17,7 +17,14 @@ from sparkstorm.reliability.collectors import BasicOutputCollector, OutputCollec
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
 from sparkstorm.state import KeyValueState
 from sparkstorm.topology.builder import Topology, TopologyBuilder
-from sparkstorm.topology.components import BasicBolt, BasicStatefulBolt, Bolt, Spout, StatefulBolt
+from sparkstorm.topology.components import (
+    BasicBolt,
+    BasicStatefulBolt,
+    Bolt,
+    CompletableSpout,
+    Spout,
+    StatefulBolt,
+)
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import BoltDeclarer, OutputFieldsDeclarer, SpoutDeclarer
 from sparkstorm.topology.fields import Fields
@@ -41,6 +48,7 @@ __all__ = [
     "BasicStatefulBolt",
     "Bolt",
     "BoltDeclarer",
+    "CompletableSpout",
     "ComponentStateError",
     "Config",
     "Count",

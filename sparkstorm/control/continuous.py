@@ -64,6 +64,10 @@ DRAIN_SECS = 30.0
 """How long a kill without a limit waits for tuples in flight."""
 IDLE_PROBE_SECS = 0.05
 """On the wall clock, how often :meth:`ContinuousRuntime.idle` probes the workers."""
+QUICK_VERDICTS = 2
+"""A stop's drain takes its first idle verdicts without waiting between them: enough
+for a topology that was idle when the stop came to be found so at once (the first
+verdict after the spouts' deactivation only records their emits)."""
 PROBE_TIMEOUT_SECS = 10.0
 """How long a probe waits for every worker's answer."""
 WORKER_LOG_LINES = 1000
@@ -205,10 +209,15 @@ class ContinuousRuntime:
             self.engine.deactivate()
             self._forget_idle()
 
-    def step(self) -> None:
-        """Send simulated time and fed tuples on; take the reports of a short wait."""
+    def step(self, wait: float | None = None) -> None:
+        """Send simulated time and fed tuples on; take the reports of a short wait.
+
+        ``wait``: how long, in seconds (default 2 ms with simulated time, else 20).
+        """
         self._send_commands()
-        for report in self.engine.reports(0.002 if self.simulated else 0.02):
+        if wait is None:
+            wait = 0.002 if self.simulated else 0.02
+        for report in self.engine.reports(wait):
             self.take_report(report)
         if self._failure is not None and not self.killed:
             self.kill(drain_secs=0)
@@ -511,7 +520,7 @@ class ContinuousRuntime:
         since = [t for worker in self.reports if (t := self._dry_at.get(worker)) is not None]
         return max(since) if len(since) == len(self.reports) else None
 
-    def idle(self) -> bool:
+    def idle(self, at_once: bool = False) -> bool:
         """No tuple waiting or moving anywhere, and the spouts emit nothing.
 
         Read from the workers' counters, Mattern's way: two rounds of probes, each
@@ -523,12 +532,14 @@ class ContinuousRuntime:
         (a tick bolt's ticks move the other counters between verdicts, and are no
         work). Never while the workers are lost or starting again. Pending trees do not
         count (they wait for a timeout); the run loop checks them apart. Probes are at
-        most every 50 ms on the wall clock; with simulated time, on every call.
+        most every 50 ms on the wall clock; with simulated time, or ``at_once``, on every
+        call: a stop's drain asks at once, its spouts deactivated before the probes reach
+        their workers (on the same socket), so no slow source can emit between them.
         """
         if self.restarting:
             return False
         when, said = self._idle_at
-        if not self.simulated and time.monotonic() - when < IDLE_PROBE_SECS:
+        if not (self.simulated or at_once) and time.monotonic() - when < IDLE_PROBE_SECS:
             return said
         said = self._probed_quiet()
         self._idle_at = (time.monotonic(), said)
@@ -607,13 +618,15 @@ class ContinuousRuntime:
             if is_windowed(bolt.obj)
             for task in self.plan.component_tasks(bolt.component_id)
         ]
+        verdicts = 0
         while time.monotonic() < deadline:
-            self.step()
+            self.step(0.0 if verdicts < QUICK_VERDICTS else None)  # the probes bring reports
             if progress is not None:
                 progress()
             if self.restarting:  # the workers are lost: nothing is left to drain
                 break
-            idle = self.idle()
+            idle = self.idle(at_once=verdicts < QUICK_VERDICTS)
+            verdicts += 1
             if idle and not (wait_pending and self.pending_count()):
                 break
             if idle and windows:  # trees pending: what the windows hold waits for nothing

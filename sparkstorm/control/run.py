@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import math
 import signal
 import sys
 import threading
@@ -284,6 +285,9 @@ def _loop(
                 quiet_since = now if quiet_since is None else quiet_since
                 # the grace runs from when the spouts ran dry, during the last trees too
                 dry = runtime.spouts_dry_since()
+                if dry == -math.inf:  # every spout is exhausted: nothing more can come
+                    stop.why = "finished: every spout exhausted, every message had its outcome"
+                    return now - quiet_since
                 if now - max(quiet_since if dry is None else dry, asked_since) >= grace:
                     stop.why = f"finished: idle for {grace:g} s, every message had its outcome"
                     return now - quiet_since  # nothing in flight or pending, quiet

@@ -37,7 +37,7 @@ from sparkstorm.tasks.metrics import TaskStats
 from sparkstorm.tasks.registered_metrics import RegisteredMetrics
 from sparkstorm.tasks.task_runner import copy_component
 from sparkstorm.topology.columnar import ArrowSpout
-from sparkstorm.topology.components import HoldsWork, Spout
+from sparkstorm.topology.components import CompletableSpout, HoldsWork, Spout
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.hooks import SpoutAckInfo, SpoutFailInfo
 from sparkstorm.topology.plan import Plan
@@ -121,6 +121,8 @@ class SpoutTask:
         """When ``next_tuple`` began to emit nothing (monotonic), and the emits then."""
         self._asked_since_outcome = False
         """Whether it ran dry on a call made after its last ack or fail."""
+        self._completable = isinstance(self.spout, CompletableSpout)
+        """Whether to ask the spout if it is exhausted (not after ``is_exhausted`` raised)."""
         self.begin(-1, 0.0)  # ids for emits made before the first superstep (in open)
 
     # -- called by the collector -------------------------------------------------------
@@ -275,11 +277,34 @@ class SpoutTask:
         tree emit nothing, yet the tree's end may let it go on. An until-idle run ends
         once every spout has been dry for ``sparkstorm.idle.grace.secs``, counted from
         here, so that the grace runs while the last trees complete, not after them.
+
+        ``-inf`` for a spout that says it is exhausted (:meth:`exhausted`): it needs no
+        grace at all.
         """
+        if self._completable and self.exhausted():
+            return -math.inf
         dry = self._dry
         if dry is None or not self._asked_since_outcome or dry[1] != self.collector.emitted:
             return None
         return dry[0]
+
+    def exhausted(self) -> bool:
+        """Whether the spout says it will emit nothing more (a :class:`CompletableSpout`).
+
+        An ``is_exhausted`` that raises is reported once as the spout's error; from then
+        on the task is never taken for exhausted, and an until-idle run waits its grace.
+        """
+        if not self._completable:
+            return False
+        self.calling = "is_exhausted"
+        try:
+            return bool(self.spout.is_exhausted())  # type: ignore[attr-defined]
+        except Exception as exc:
+            self.collector.report_error(exc)
+            self._completable = False
+            return False
+        finally:
+            self.calling = None
 
     def on_outcome(self, tup: Tuple, now: float) -> None:
         """Apply the acker's acks, fails or resets (one stream, many roots) in order."""

@@ -4,7 +4,8 @@
   move simulated time, read what the spouts saw (``cluster``);
 - :func:`complete_topology`, :class:`MockedSources`, :class:`FixedTupleSpout`,
   :class:`TrackedTopology`: run a topology over fixed input to its end and read what
-  every component emitted (``complete``);
+  every component emitted (``complete``); :class:`CompletableSpout`, a spout whose
+  input ends (also ``sparkstorm.CompletableSpout``);
 - :func:`test_tuple`, :class:`RecordingCollector`, :func:`prepared`: one bolt's
   ``execute`` without any cluster (``unit``);
 - Storm's stock test components: :class:`TestWordSpout`, :class:`TestWordCounter`,
@@ -30,8 +31,10 @@ from sparkstorm.testing.components import (
     TestWordSpout,
 )
 from sparkstorm.testing.unit import RecordingCollector, prepared, test_tuple
+from sparkstorm.topology.components import CompletableSpout
 
 __all__ = [
+    "CompletableSpout",
     "CompletedTopology",
     "FeederSpout",
     "FixedTupleSpout",

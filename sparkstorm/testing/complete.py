@@ -1,8 +1,9 @@
 """A topology run over fixed input to its end: Storm's ``completeTopology``, tracked waits.
 
 ``complete_topology`` swaps every spout for a :class:`FixedTupleSpout` of the tuples
-:class:`MockedSources` gives it (a spout that is one already keeps its own), runs the
-topology until nothing is left (every tree acked or failed), and returns what every
+:class:`MockedSources` gives it (a spout that says when its input ends, a
+``CompletableSpout``, may keep its own), runs the topology until the spouts are
+exhausted and nothing is left (every tree acked or failed), and returns what every
 component emitted, per stream. It runs on any engine and mode, like ``sparkstorm.run``.
 """
 
@@ -19,7 +20,7 @@ from sparkstorm.errors import IdleTimeoutError, InvalidTopologyError
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
 from sparkstorm.testing.cluster import LocalCluster
 from sparkstorm.topology.builder import Topology
-from sparkstorm.topology.components import Spout
+from sparkstorm.topology.components import CompletableSpout, Spout
 from sparkstorm.topology.context import TopologyContext
 from sparkstorm.topology.declarers import DEFAULT_STREAM_ID, OutputFieldsDeclarer, StreamInfo
 from sparkstorm.topology.fields import Fields
@@ -28,7 +29,7 @@ FixedTuple = tuple[str, list[Any]]
 """A tuple of fixed input: (stream, values)."""
 
 
-class FixedTupleSpout(Spout):
+class FixedTupleSpout(Spout, CompletableSpout):
     """Emits a fixed list of tuples once each, tracked, then nothing: Storm's ``FixedTupleSpout``.
 
     ``tuples`` are value lists (on the default stream) or ``(stream, values)`` pairs. With
@@ -66,6 +67,10 @@ class FixedTupleSpout(Spout):
         if self._serving:
             index, (stream, values) = self._serving.pop(0)
             self._collector.emit(values, index, stream)
+
+    def is_exhausted(self) -> bool:
+        """Whether every tuple of this task's share is out (failed ones are not replayed)."""
+        return not self._serving
 
     def ack(self, msg_id: MsgId) -> None:
         """Nothing to do: the tuple is done."""
@@ -139,9 +144,10 @@ def complete_topology(
 ) -> CompletedTopology:
     """Run ``topology`` over fixed input until it is done; what every component emitted.
 
-    Every spout must be mocked in ``mocked_sources`` or be a :class:`FixedTupleSpout`:
-    the run ends when their tuples are all processed (acked or failed), so input that
-    never ends cannot be completed. Storm's ``Testing.completeTopology``.
+    Every spout must be mocked in ``mocked_sources`` or be a
+    :class:`~sparkstorm.CompletableSpout` (a :class:`FixedTupleSpout` is one): the run
+    ends once they are exhausted and their tuples all processed (acked or failed), so
+    input that never ends cannot be completed. Storm's ``Testing.completeTopology``.
 
     Raises
     ------
@@ -161,11 +167,12 @@ def complete_topology(
         if spec.component_id in mocked:
             fixed = FixedTupleSpout(mocked[spec.component_id], streams=spec.streams)
             specs[spec.component_id] = replace(spec, obj=fixed)
-        elif not isinstance(spec.obj, FixedTupleSpout):
+        elif not isinstance(spec.obj, CompletableSpout):
             msg = (
                 f"spout {spec.component_id!r} ({type(spec.obj).__name__}) is neither mocked "
-                f"nor a FixedTupleSpout: complete_topology needs input that ends; give it "
-                f"MockedSources().add_mock_data({spec.component_id!r}, [...])"
+                f"nor a CompletableSpout: complete_topology needs input that ends; give it "
+                f"MockedSources().add_mock_data({spec.component_id!r}, [...]), or make it "
+                f"a CompletableSpout that says when it is exhausted"
             )
             raise InvalidTopologyError(msg, component=spec.component_id)
     settings = dict(conf or {})

@@ -72,6 +72,29 @@ class HoldsWork(ABC):
         """What it holds back, in words; None when nothing."""
 
 
+class CompletableSpout(ABC):
+    """A spout whose input ends, and that says when: Storm's ``CompletableSpout``.
+
+    An until-idle run (``sparkstorm run --until-idle``, ``sparkstorm.run`` without a
+    duration) ends as soon as every spout task is exhausted, nothing is in flight and
+    every message has had its outcome, without waiting out ``sparkstorm.idle.grace.secs``:
+    that grace is for spouts that emit nothing now but may later (a broker between two
+    deliveries). A spout without this waits the grace, as before.
+
+    .. versionadded:: 0.5.0
+    """
+
+    @abstractmethod
+    def is_exhausted(self) -> bool:
+        """Whether this task will emit nothing more, retries included.
+
+        True only once every message it will ever emit has been emitted: a message
+        that failed and waits to be emitted again makes it not exhausted (its ``fail``
+        runs before the run looks again). Called on the spout's thread, between its
+        other calls, as often as the run looks for its end.
+        """
+
+
 class Spout(Component, ABC):
     """A source of tuples (Storm's ``ISpout``).
 

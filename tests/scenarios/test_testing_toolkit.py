@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from sparkstorm import (
@@ -118,6 +120,21 @@ def test_complete_topology_refuses_a_spout_that_never_ends_and_a_mock_of_a_bolt(
         complete_topology(word_count_topology())
     with pytest.raises(InvalidTopologyError, match="mocked source '2' is not a spout"):
         complete_topology(word_count_topology(), MockedSources().add_mock_data("2", ["x"]))
+
+
+def test_complete_topology_takes_a_completable_spout_of_the_user_s_unmocked():
+    """Storm's completeTopology runs any CompletableSpout; the example's spout is one."""
+    from examples.word_count import SentenceSpout, SplitSentence
+
+    builder = TopologyBuilder()
+    builder.set_spout("sentences", SentenceSpout(["a b", "c"]), 2)
+    builder.set_bolt("split", SplitSentence()).shuffle_grouping("sentences")
+    conf = {Config.SPARKSTORM_IDLE_GRACE_SECS: 60}  # only exhaustion can end it in time
+    started = time.monotonic()
+    results = complete_topology(builder.create_topology(), conf=conf, timeout_secs=30)
+    assert time.monotonic() - started < 15, "it ran out its timeout: exhaustion did not end it"
+    assert sorted(results.read_tuples("split")) == [["a"], ["b"], ["c"]]
+    assert results.result.stats["sentences"]["acked"] == 2
 
 
 @pytest.mark.parametrize("engine", ["local"])  # (the mocked word count runs on every mode)
