@@ -24,7 +24,7 @@ import numpy as np
 from sparkstorm._types import FailReason
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.reliability.base_collector import BaseCollector
-from sparkstorm.reliability.pending_trees import group_by_root
+from sparkstorm.reliability.pending_trees import xor_by_root
 from sparkstorm.topology.declarers import DEFAULT_STREAM_ID
 from sparkstorm.topology.fields import Fields
 from sparkstorm.topology.groupings import StreamRoute
@@ -244,9 +244,8 @@ class OutputCollector(BaseCollector):
                 self._ack_arrays.clear()
             self._ack_roots.clear()
             self._ack_vals.clear()
-            order, starts = group_by_root(roots)
-            combined = np.bitwise_xor.reduceat(ack_vals[order], starts)
-            self._batch_to_ackers(self._ack_stream, ACK_FIELDS, roots[order][starts], combined)
+            roots, combined = xor_by_root(roots, ack_vals)
+            self._batch_to_ackers(self._ack_stream, ACK_FIELDS, roots, combined)
 
 
 class BasicOutputCollector:

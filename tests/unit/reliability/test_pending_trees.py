@@ -2,8 +2,10 @@ import pickle
 import random
 
 import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
 
-from sparkstorm.reliability.pending_trees import PendingTrees
+from sparkstorm.reliability.pending_trees import PendingTrees, xor_by_root
 
 
 def u64(values):
@@ -72,3 +74,13 @@ def test_snapshot_keeps_live_trees_only_and_restores_them():
     assert (found >= 0).all() and len(restored) == 500
     assert (restored.vals[found] == u64(list(range(1501, 2001)))).all()
     assert restored.reasons == {600: "why"} and restored.rotation == table.rotation
+
+
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 2**64 - 1)), max_size=60))
+def test_xor_by_root_combines_each_root_s_values_in_runs_or_scattered(pairs):
+    expected: dict[int, int] = {}
+    for root, value in pairs:
+        expected[root] = expected.get(root, 0) ^ value
+    roots, combined = xor_by_root(u64([r for r, _ in pairs]), u64([v for _, v in pairs]))
+    assert dict(zip(roots.tolist(), combined.tolist(), strict=True)) == expected
+    assert len(roots) == len(expected)
