@@ -29,6 +29,7 @@ the last commit.
 from __future__ import annotations
 
 import sys
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from sparkstorm._types import ROLLBACK, TIMEOUT, FailReason
@@ -169,9 +170,16 @@ class CheckpointStore:
 class Checkpoints(CheckpointStore):
     """Schedules checkpoints and rollbacks for one topology run (a no-op without state)."""
 
+    @property
+    def runtime(self) -> TopologyRuntime:
+        """The runtime these checkpoints serve (held weakly: it holds them)."""
+        runtime = self._runtime()
+        assert runtime is not None, "the run ended"
+        return runtime
+
     def __init__(self, runtime: TopologyRuntime) -> None:
         super().__init__(runtime.plan, runtime.conf)
-        self.runtime = runtime
+        self._runtime = weakref.ref(runtime)  # not a cycle: a run ends without the collector
         self._stateful = frozenset(self.tasks)
         self.spouts = list(runtime.spouts.values())
         for spout in self.spouts:
