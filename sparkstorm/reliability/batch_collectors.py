@@ -21,7 +21,7 @@ import pyarrow as pa
 from sparkstorm._types import FailReason, MsgId
 from sparkstorm.errors import InvalidTopologyError
 from sparkstorm.reliability.collectors import OutputCollector
-from sparkstorm.reliability.ids import ids_of
+from sparkstorm.reliability.ids import consecutive_base, ids_of
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
 from sparkstorm.topology.column_routes import batch_targets
 from sparkstorm.topology.declarers import DEFAULT_STREAM_ID
@@ -145,7 +145,13 @@ class BatchSpoutOutputCollector(SpoutOutputCollector):
         tracked = (
             None if None not in msg_ids else np.fromiter((m is not None for m in msg_ids), bool, n)
         )
-        roots = ids_of(self._next_id, n)
+        count = n if tracked is None else int(tracked.sum())
+        base = consecutive_base(self._next_id(), count)
+        roots = np.zeros(n, U64)  # consecutive over the tracked rows: one pending entry
+        if tracked is None:
+            roots += np.arange(count, dtype=U64) + np.uint64(base)
+        else:
+            roots[tracked] = np.arange(count, dtype=U64) + np.uint64(base)
         init = np.zeros(n, U64)
         for target, rows in shares:
             rows = np.arange(n) if rows is None else rows
@@ -160,8 +166,9 @@ class BatchSpoutOutputCollector(SpoutOutputCollector):
         if tracked is not None:
             ids = [m for m in ids if m is not None]
             roots, init = roots[tracked], init[tracked]
-        self._tracker.track_many(roots.tolist(), ids, stream)
-        self._init_arrays.append((roots, init))
+        if count:
+            self._tracker.track_batch(base, ids, stream)
+            self._init_arrays.append((roots, init))
         return n
 
     def _sent(self, route: StreamRoute, rows: int) -> None:

@@ -31,8 +31,8 @@ class PendingTracker(Protocol):
     def track(self, root: int, msg_id: MsgId, stream: str) -> None:
         """Record ``root`` as pending for ``msg_id``."""
 
-    def track_many(self, roots: list[int], msg_ids: list[MsgId], stream: str) -> None:
-        """Record each of ``roots`` as pending for its msg id (a batch's rows)."""
+    def track_batch(self, base: int, msg_ids: list[MsgId], stream: str) -> None:
+        """Record roots ``base``, ``base + 1``, ... as pending for ``msg_ids`` (a batch's rows)."""
 
     def ack_untracked(self, msg_id: MsgId) -> None:
         """Ack ``msg_id`` at once (ackers = 0)."""

@@ -4,7 +4,9 @@
 once per message timeout by the spout's tick: a tree not complete within (T, 2T] of its
 emit (or last reset) is failed to the spout with reason ``timeout``. Outcomes from the
 acker remove the root first, so each msg id gets exactly one ``ack`` or ``fail``; a late
-outcome finds nothing pending and is ignored.
+outcome finds nothing pending and is ignored. An Arrow spout's map also holds a record
+batch's tracked rows as one entry (their roots are consecutive: ``PendingBatches``), and
+takes a batch of acks at once.
 
 What the spout emits, from ``next_tuple`` or from inside ``ack``/``fail`` (a replay),
 collects in the task's outbox; the runtime drains it into each superstep.
@@ -29,6 +31,7 @@ from sparkstorm.errors import SparkStormError
 from sparkstorm.reliability.batch_collectors import BatchSpoutOutputCollector
 from sparkstorm.reliability.debug import note_spout_calls
 from sparkstorm.reliability.ids import id_source
+from sparkstorm.reliability.pending_batches import PendingBatches
 from sparkstorm.reliability.rotating_map import RotatingMap
 from sparkstorm.reliability.spout_collector import SpoutOutputCollector
 from sparkstorm.tasks.committed_sources import CommittedSources, message_key_of
@@ -90,9 +93,9 @@ class SpoutTask:
         if self.conf[TOPOLOGY_DEBUG]:
             note_spout_calls(self.collector)
         self.context = TopologyContext(plan, task_id, self.conf)
-        self.pending: RotatingMap[int, tuple[MsgId, float, str]] = RotatingMap(
-            PENDING_BUCKETS, self._expired
-        )
+        self.pending: RotatingMap[int, tuple[MsgId, float, str]] = (
+            PendingBatches if columnar else RotatingMap
+        )(PENDING_BUCKETS, self._expired)
         self.max_pending: int | None = self.conf[TOPOLOGY_MAX_SPOUT_PENDING]
         self.stats = TaskStats(component_id, task_id)
         self.columnar = columnar
@@ -130,10 +133,10 @@ class SpoutTask:
         """Record a tracked emit as pending."""
         self.pending.put(root, (msg_id, self.now, stream))
 
-    def track_many(self, roots: list[int], msg_ids: list[MsgId], stream: str) -> None:
-        """Record a batch's tracked rows as pending, at once."""
-        entries = zip(msg_ids, itertools.repeat(self.now), itertools.repeat(stream))
-        self.pending.put_new(dict(zip(roots, entries, strict=True)))
+    def track_batch(self, base: int, msg_ids: list[MsgId], stream: str) -> None:
+        """Record a batch's tracked rows, roots ``base`` onwards, as one pending entry."""
+        assert isinstance(self.pending, PendingBatches), "batches come from Arrow spouts"
+        self.pending.put_batch(base, msg_ids, self.now, stream)
 
     def ack_untracked(self, msg_id: MsgId) -> None:
         """Ackers = 0: ack inside emit, as Storm does."""
@@ -335,19 +338,22 @@ class SpoutTask:
     def _acked_many(self, roots: list[int]) -> None:
         """An Arrow spout's acks: its messages' trees completed, told in one call."""
         pending = self.pending
-        held = len(pending)
-        done: list[Any] = pending.remove_many(roots)
-        if held - len(pending) < len(done):  # timed out already: too late, and ignored
-            done = [entry for entry in done if entry is not None]
-        if not done:
+        assert isinstance(pending, PendingBatches)
+        acked = pending.remove_acked(np.array(roots, np.uint64))
+        ids, emitted, streams = acked.msg_ids, acked.emitted, acked.streams
+        if acked.elsewhere:  # rows that left their batch (a reset), or acks come too late
+            done = [e for e in RotatingMap.remove_many(pending, acked.elsewhere) if e is not None]
+            ids += map(itemgetter(0), done)
+            emitted = np.concatenate([emitted, np.fromiter(map(itemgetter(1), done), float)])
+            for stream, n in Counter(map(itemgetter(2), done)).items():
+                streams[stream] = streams.get(stream, 0) + n
+        if not ids:
             return
         stats = self.stats
-        stats.acked += len(done)
-        emitted = np.fromiter(map(itemgetter(1), done), np.float64, len(done))
+        stats.acked += len(ids)
         stats.complete_latencies.extend((self.now - emitted).tolist())
-        for stream, n in Counter(map(itemgetter(2), done)).items():
+        for stream, n in streams.items():
             self._outcomes_of(stream)[0] += n
-        ids = list(map(itemgetter(0), done))
         if self._failed_last:
             for msg_id in ids:
                 self._settled(msg_id, None)
