@@ -86,8 +86,12 @@ class PendingTrees:
         return self.live
 
     def _home(self, roots: U64) -> I64:
-        mixed = (roots * _GOLDEN) >> np.uint64(20)  # multiplicative hashing, then fold
-        return (mixed % np.uint64(self._capacity)).astype(np.int64)
+        # Fibonacci hashing: the top 32 bits of root * 2**64/phi, scaled to the capacity.
+        # The top bits spread consecutive roots (an Arrow batch's) evenly over the table,
+        # and random ones at random; the low bits of the product (as taken before) left
+        # consecutive roots in arithmetic runs that clustered at some capacities.
+        top = (roots * _GOLDEN) >> np.uint64(32)
+        return ((top * np.uint64(self._capacity)) >> np.uint64(32)).astype(np.int64)
 
     def find(self, roots: U64) -> I64:
         """The slot of each root, or -1 where it is not pending."""
@@ -106,13 +110,13 @@ class PendingTrees:
     def insert(self, roots: U64, vals: U64, tasks: NDArray[np.int32]) -> I64:
         """Put roots that are not pending (call :meth:`reserve` first); return their slots."""
         slots = self._home(roots)
-        placed = np.empty(len(roots), np.int64)
+        placed = np.full(len(roots), -1, np.int64)
         pending = np.arange(len(roots))
         while pending.size:
             probe = slots[pending]
             free = self.state[probe] != LIVE
             targets, first = np.unique(probe[free], return_index=True)
-            winners = pending[free][first]
+            winners = pending[free][first]  # one root a free slot; the others probe on
             self.dead -= int(np.count_nonzero(self.state[targets] == DEAD))
             self.keys[targets], self.vals[targets] = roots[winners], vals[winners]
             self.tasks[targets], self.state[targets] = tasks[winners], LIVE
@@ -120,7 +124,7 @@ class PendingTrees:
             if self._with_held:
                 self.held[targets] = 0
             placed[winners] = targets
-            pending = np.setdiff1d(pending, winners, assume_unique=True)
+            pending = pending[placed[pending] < 0]
             slots[pending] = (slots[pending] + 1) % self._capacity
         self.live += len(roots)
         return placed

@@ -84,3 +84,24 @@ def test_xor_by_root_combines_each_root_s_values_in_runs_or_scattered(pairs):
     roots, combined = xor_by_root(u64([r for r, _ in pairs]), u64([v for _, v in pairs]))
     assert dict(zip(roots.tolist(), combined.tolist(), strict=True)) == expected
     assert len(roots) == len(expected)
+
+
+def test_the_consecutive_roots_of_arrow_batches_spread_over_the_table():
+    """A multiply's low bits left them in arithmetic runs: at some capacities a find
+    probed 4.2 slots on average, against 1.6 for random roots."""
+    rng = np.random.default_rng(5)
+    for extra in range(0, 60000, 1499):
+        bases = rng.integers(0, 2**63, 12, dtype=np.uint64)
+        roots = np.concatenate([b + np.arange(4096, dtype=np.uint64) for b in bases])
+        roots = roots[: 32768 + extra]
+        table = PendingTrees()
+        table.reserve(len(roots))
+        table.insert(roots, roots, np.zeros(len(roots), np.int32))
+        slots, probes, active = table._home(roots), 0, np.arange(len(roots))
+        while active.size:  # find's probing, counted
+            probes += active.size
+            at = slots[active]
+            done = table.keys[at] == roots[active]
+            active = active[~done]
+            slots[active] = (slots[active] + 1) % len(table.keys)
+        assert probes / len(roots) < 2.5, (len(table.keys), probes / len(roots))
