@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from benchmarks import cpu_budget, latency, local_hops, report, scaling, wordcount
+from benchmarks import acker, cpu_budget, latency, local_hops, report, scaling, wordcount
 from benchmarks import kafka as kafka_benchmark
 from benchmarks.api_floor import api_floor
 from examples.word_count import generated_sentences
@@ -189,3 +189,9 @@ def test_the_arrow_rows_time_the_whole_job_in_parts_with_either_spout():
         parts = run["built"] + run["startup"] + run["elapsed"] + run["after"]
         assert run["whole"] == pytest.approx(9 * len(sentences) / parts)
         assert run["tps"] > run["whole"] > 0 and run["after"] > 0
+
+
+@pytest.mark.parametrize("consecutive", [False, True])
+def test_the_acker_stream_benchmark_completes_every_tree_of_the_word_count(consecutive):
+    """Its messages are the word count's: every tree's acks XOR back to zero."""
+    assert acker.stream_rate(2 * acker.ARROW_BATCH, consecutive) > 0
