@@ -164,7 +164,7 @@ def run(
         # for the workers), would wait for the cyclic collector through several more
         # runs in this process: collect them now. A run that left no such cycle (the
         # continuous mode) has freed them already, and skips the 50 ms of a collection.
-        if plan and plan[0]() is not None:
+        if not plan or plan[0]() is not None:  # no plan: the start failed, collect anyway
             gc.collect()
 
 

@@ -57,10 +57,6 @@ class RotatingMap(Generic[K, V]):
         for bucket in it:
             bucket.pop(key, None)
 
-    def put_new(self, items: dict[K, V]) -> None:
-        """Set keys that no bucket holds (fresh random ids) in the newest bucket, at once."""
-        self._buckets[0].update(items)
-
     def remove_many(self, keys: list[K]) -> list[V | None]:
         """Remove each of ``keys``; their values in that order (None where absent)."""
         buckets = iter(self._buckets)
