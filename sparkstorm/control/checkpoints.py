@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import sys
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from sparkstorm._types import ROLLBACK, TIMEOUT, FailReason
 from sparkstorm.config import (
@@ -57,10 +57,15 @@ DRAIN_LIMIT_SECS = 5.0
 """The longest a checkpoint's drain waits (a third of the message timeout if shorter)."""
 
 
-class CheckpointStore:
+R = TypeVar("R")
+"""The runtime a mode's checkpoints serve."""
+
+
+class CheckpointStore(Generic[R]):
     """What both modes' checkpoints share: the interval, the store, the counters."""
 
-    def __init__(self, plan: Plan, conf: dict[str, Any]) -> None:
+    def __init__(self, runtime: R, plan: Plan, conf: dict[str, Any]) -> None:
+        self._runtime = weakref.ref(runtime)  # not a cycle: a run ends without the collector
         self.conf = conf
         self.tasks = plan.stateful_tasks
         self.ackers = plan.acker_tasks
@@ -100,6 +105,13 @@ class CheckpointStore:
         self.drain_since = 0.0
         """When the drain began, or last made progress (fewer trees left unready)."""
         self._unready_low = 0
+
+    @property
+    def runtime(self) -> R:
+        """The runtime these checkpoints serve (held weakly: it holds them)."""
+        runtime = self._runtime()
+        assert runtime is not None, "the run ended"
+        return runtime
 
     @property
     def pausing(self) -> bool:
@@ -167,19 +179,11 @@ class CheckpointStore:
         return waited if self.phase == DRAINING and waited > self.drain_limit else None
 
 
-class Checkpoints(CheckpointStore):
+class Checkpoints(CheckpointStore["TopologyRuntime"]):
     """Schedules checkpoints and rollbacks for one topology run (a no-op without state)."""
 
-    @property
-    def runtime(self) -> TopologyRuntime:
-        """The runtime these checkpoints serve (held weakly: it holds them)."""
-        runtime = self._runtime()
-        assert runtime is not None, "the run ended"
-        return runtime
-
     def __init__(self, runtime: TopologyRuntime) -> None:
-        super().__init__(runtime.plan, runtime.conf)
-        self._runtime = weakref.ref(runtime)  # not a cycle: a run ends without the collector
+        super().__init__(runtime, runtime.plan, runtime.conf)
         self._stateful = frozenset(self.tasks)
         self.spouts = list(runtime.spouts.values())
         for spout in self.spouts:

@@ -30,7 +30,6 @@ needs no rollback: its workers start again from the last commit.
 
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING
 
 from sparkstorm._types import ROLLBACK, TIMEOUT, FailReason
@@ -45,19 +44,11 @@ PROBE_SECS = 10.0
 """How long a checkpoint's or rollback's probe waits for every worker."""
 
 
-class ContinuousCheckpoints(CheckpointStore):
+class ContinuousCheckpoints(CheckpointStore["ContinuousRuntime"]):
     """Schedules checkpoints and rollbacks across the workers (a no-op without state)."""
 
-    @property
-    def runtime(self) -> ContinuousRuntime:
-        """The runtime these checkpoints serve (held weakly: it holds them)."""
-        runtime = self._runtime()
-        assert runtime is not None, "the run ended"
-        return runtime
-
     def __init__(self, runtime: ContinuousRuntime) -> None:
-        super().__init__(runtime.plan, runtime.conf)
-        self._runtime = weakref.ref(runtime)  # not a cycle: a run ends without the collector
+        super().__init__(runtime, runtime.plan, runtime.conf)
         self.generation = 0
         self._emitted = 0  # the spouts' emits at the last prepare
         self._failures: dict[int, int] = {}

@@ -147,11 +147,10 @@ class BatchSpoutOutputCollector(SpoutOutputCollector):
         )
         count = n if tracked is None else int(tracked.sum())
         base = consecutive_base(self._next_id(), count)
-        roots = np.zeros(n, U64)  # consecutive over the tracked rows: one pending entry
-        if tracked is None:
-            roots += np.arange(count, dtype=U64) + np.uint64(base)
-        else:
-            roots[tracked] = np.arange(count, dtype=U64) + np.uint64(base)
+        consecutive = np.arange(count, dtype=U64) + np.uint64(base)  # one pending entry
+        roots = consecutive if tracked is None else np.zeros(n, U64)
+        if tracked is not None:
+            roots[tracked] = consecutive
         init = np.zeros(n, U64)
         for target, rows in shares:
             rows = np.arange(n) if rows is None else rows
@@ -162,13 +161,10 @@ class BatchSpoutOutputCollector(SpoutOutputCollector):
             part = batch if len(rows) == n else batch.take(rows)
             self._out.append((target, RowBatch(part, fields, component, stream, task, links)))
             self._sent(route, len(rows))
-        ids = list(msg_ids)
-        if tracked is not None:
-            ids = [m for m in ids if m is not None]
-            roots, init = roots[tracked], init[tracked]
+        ids = list(msg_ids) if tracked is None else [m for m in msg_ids if m is not None]
         if count:
             self._tracker.track_batch(base, ids, stream)
-            self._init_arrays.append((roots, init))
+            self._init_arrays.append((consecutive, init if tracked is None else init[tracked]))
         return n
 
     def _sent(self, route: StreamRoute, rows: int) -> None:

@@ -284,7 +284,7 @@ class SpoutTask:
         ``-inf`` for a spout that says it is exhausted (:meth:`exhausted`): it needs no
         grace at all.
         """
-        if self._completable and self.exhausted():
+        if self.exhausted():
             return -math.inf
         dry = self._dry
         if dry is None or not self._asked_since_outcome or dry[1] != self.collector.emitted:
